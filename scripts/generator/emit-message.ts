@@ -4,12 +4,12 @@
 
 import {
   arrayElement,
+  collectStructs,
   type FieldSpec,
   type MessageSpec,
   PRIMITIVE_TYPES,
   type StructSpec,
   type VersionRange,
-  collectStructs,
 } from "./spec.js";
 
 const RESERVED = new Set(["Reader", "Writer", "Buffer", "RawTaggedField", "TaggedEntry", "Array", "Object"]);
@@ -68,7 +68,8 @@ const NUMERIC_READ: Record<string, string> = {
 export function emitMessage(spec: MessageSpec, importPrefix: string): string {
   const structs = collectStructs(spec);
   for (const name of structs.keys()) {
-    if (RESERVED.has(name) || name === spec.name) throw new Error(`${spec.file}: struct name ${name} clashes`);
+    if (RESERVED.has(name) || name === spec.name)
+      throw new Error(`${spec.file}: struct name ${name} clashes`);
   }
   const cond = new VersionConditions(spec.validVersions);
   const out: string[] = [];
@@ -98,7 +99,8 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
   const defaultValue = (f: FieldSpec): string => {
     const d = f.default;
     if (d === "null") {
-      if (!isNullableAnywhere(f)) throw new Error(`${spec.file}: ${f.name} defaults to null but is never nullable`);
+      if (!isNullableAnywhere(f))
+        throw new Error(`${spec.file}: ${f.name} defaults to null but is never nullable`);
       return "null";
     }
     if (arrayElement(f.type) !== undefined) return "[]";
@@ -141,7 +143,8 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
     const v = f.versions;
     const t = f.taggedVersions;
     if (t.lo > t.hi) return cond.of(v);
-    if (t.hi < Math.min(v.hi, spec.validVersions.hi)) throw new Error(`${spec.file}: ${f.name} is tagged in a middle range`);
+    if (t.hi < Math.min(v.hi, spec.validVersions.hi))
+      throw new Error(`${spec.file}: ${f.name} is tagged in a middle range`);
     return cond.of({ lo: v.lo, hi: Math.min(v.hi, t.lo - 1) });
   };
 
@@ -205,7 +208,10 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
     const nul = cond.of(f.nullableVersions);
     const elem = arrayElement(f.type);
     if (elem === undefined) return writeScalar(f.type, x, flexCond, nul, f.name);
-    const inner = NUMERIC_READ[elem] || elem === "string" || elem === "bytes" ? writeScalar(elem, "e", flexCond, "false", f.name) : `write${elem}(w, e, version);`;
+    const inner =
+      NUMERIC_READ[elem] || elem === "string" || elem === "bytes"
+        ? writeScalar(elem, "e", flexCond, "false", f.name)
+        : `write${elem}(w, e, version);`;
     return `writeArray(w, ${flexCond}, ${nul}, ${JSON.stringify(f.name)}, ${x}, (w, e) => { ${inner} });`;
   };
 
@@ -217,7 +223,11 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
       if (f.about) out.push(`  /** ${f.about.replace(/\*\//g, "* /")} */`);
       out.push(`  ${f.prop}: ${tsType(f)};`);
     }
-    if (flexible !== "false") out.push("  /** Tagged fields this codec does not know, preserved on re-encode. */", "  _unknownTaggedFields?: RawTaggedField[];");
+    if (flexible !== "false")
+      out.push(
+        "  /** Tagged fields this codec does not know, preserved on re-encode. */",
+        "  _unknownTaggedFields?: RawTaggedField[];",
+      );
     out.push("}", "");
 
     // Default constructor.

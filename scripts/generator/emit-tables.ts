@@ -22,8 +22,12 @@ export function emitApiTable(messages: MessageSpec[]): string {
   for (const k of keys) {
     const { req, res } = byKey.get(k)!;
     if (!req || !res) throw new Error(`api key ${k} lacks a request or a response spec`);
-    lines.push(`import { type ${req.name}, read${req.name}, write${req.name} } from "./messages/${req.name}.js";`);
-    lines.push(`import { type ${res.name}, read${res.name}, write${res.name} } from "./messages/${res.name}.js";`);
+    lines.push(
+      `import { type ${req.name}, read${req.name}, write${req.name} } from "./messages/${req.name}.js";`,
+    );
+    lines.push(
+      `import { type ${res.name}, read${res.name}, write${res.name} } from "./messages/${res.name}.js";`,
+    );
   }
   lines.push(
     "",

@@ -14,7 +14,9 @@ const outDir = join(root, "src/protocol/generated");
 const check = process.argv.includes("--check");
 
 if (!existsSync(shared)) {
-  console.error(`generate: protocol specs not found at ${shared} (expected the shared/ folder beside the repository)`);
+  console.error(
+    `generate: protocol specs not found at ${shared} (expected the shared/ folder beside the repository)`,
+  );
   process.exit(2);
 }
 

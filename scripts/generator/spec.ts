@@ -97,7 +97,7 @@ interface RawField {
   versions?: string;
   nullableVersions?: string;
   taggedVersions?: string;
-  tag?: number;
+  tag?: number | string;
   flexibleVersions?: string;
   default?: string | number | boolean;
   ignorable?: boolean;
@@ -114,7 +114,7 @@ function toField(raw: RawField): FieldSpec {
     versions: parseVersions(raw.versions, tagged),
     nullableVersions: parseVersions(raw.nullableVersions),
     taggedVersions: tagged,
-    tag: raw.tag,
+    tag: raw.tag === undefined ? undefined : Number(raw.tag),
     flexibleVersions: raw.flexibleVersions === undefined ? undefined : parseVersions(raw.flexibleVersions),
     default: raw.default === undefined ? undefined : String(raw.default),
     ignorable: raw.ignorable === true,

@@ -2,8 +2,12 @@
 // header (v0–v1) chosen by API key and version, and the body codec from the generated API table.
 // Includes Kafka's exception: the ApiVersions response always uses response header v0.
 
-import { API_BY_KEY, ApiKey, type ApiDefinition } from "./generated/api-table.js";
-import { type RequestHeader, readRequestHeader, writeRequestHeader } from "./generated/messages/RequestHeader.js";
+import { API_BY_KEY, type ApiDefinition, ApiKey } from "./generated/api-table.js";
+import {
+  type RequestHeader,
+  readRequestHeader,
+  writeRequestHeader,
+} from "./generated/messages/RequestHeader.js";
 import { readResponseHeader, writeResponseHeader } from "./generated/messages/ResponseHeader.js";
 import { ProtocolDecodeError } from "./primitives/errors.js";
 import { Reader } from "./primitives/reader.js";
@@ -41,12 +45,21 @@ export interface DecodedRequest<T = unknown> {
   readonly body: T;
 }
 
-export type RequestDecodeResult = { ok: true; request: DecodedRequest } | ({ ok: false } & RequestDecodeFailure);
+export type RequestDecodeResult =
+  | { ok: true; request: DecodedRequest }
+  | ({ ok: false } & RequestDecodeFailure);
 
 /** Decodes a request frame (without its size prefix). Never throws. */
 export function decodeRequest(frame: Buffer): RequestDecodeResult {
   if (frame.length < 8) {
-    return { ok: false, kind: "malformed", apiKey: -1, apiVersion: -1, correlationId: -1, message: `request of ${frame.length} bytes is shorter than a header` };
+    return {
+      ok: false,
+      kind: "malformed",
+      apiKey: -1,
+      apiVersion: -1,
+      correlationId: -1,
+      message: `request of ${frame.length} bytes is shorter than a header`,
+    };
   }
   const apiKey = frame.readInt16BE(0);
   const apiVersion = frame.readInt16BE(2);
@@ -71,8 +84,8 @@ export function decodeRequest(frame: Buffer): RequestDecodeResult {
 }
 
 /** Encodes a request frame with its size prefix. Returns chunks (large record sets are not copied). */
-export function encodeRequest<Req>(
-  api: ApiDefinition<Req>,
+export function encodeRequest<Req, Res>(
+  api: ApiDefinition<Req, Res>,
   version: number,
   correlationId: number,
   clientId: string | null,
@@ -83,7 +96,7 @@ export function encodeRequest<Req>(
   writeRequestHeader(
     w,
     { requestApiKey: api.apiKey, requestApiVersion: version, correlationId, clientId },
-    requestHeaderVersion(api as ApiDefinition, version),
+    requestHeaderVersion(api as unknown as ApiDefinition, version),
   );
   api.writeRequest(w, body, version);
   w.patchInt32(sizeAt, w.length - 4);
@@ -91,29 +104,30 @@ export function encodeRequest<Req>(
 }
 
 /** Encodes a response frame with its size prefix. */
-export function encodeResponse<Res>(
-  api: ApiDefinition<unknown, Res>,
+export function encodeResponse<Req, Res>(
+  api: ApiDefinition<Req, Res>,
   version: number,
   correlationId: number,
   body: Res,
 ): Buffer[] {
   const w = new Writer(512);
   const sizeAt = w.reserveInt32();
-  writeResponseHeader(w, { correlationId }, responseHeaderVersion(api as ApiDefinition, version));
+  writeResponseHeader(w, { correlationId }, responseHeaderVersion(api as unknown as ApiDefinition, version));
   api.writeResponse(w, body, version);
   w.patchInt32(sizeAt, w.length - 4);
   return w.toChunks();
 }
 
 /** Decodes a response frame (without its size prefix) for a request sent at `version`. Throws ProtocolDecodeError. */
-export function decodeResponse<Res>(
-  api: ApiDefinition<unknown, Res>,
+export function decodeResponse<Req, Res>(
+  api: ApiDefinition<Req, Res>,
   version: number,
   frame: Buffer,
 ): { correlationId: number; body: Res } {
   const r = new Reader(frame);
-  const header = readResponseHeader(r, responseHeaderVersion(api as ApiDefinition, version));
+  const header = readResponseHeader(r, responseHeaderVersion(api as unknown as ApiDefinition, version));
   const body = api.readResponse(r, version);
-  if (r.remaining !== 0) throw new ProtocolDecodeError(`${r.remaining} unexpected bytes after the response body`);
+  if (r.remaining !== 0)
+    throw new ProtocolDecodeError(`${r.remaining} unexpected bytes after the response body`);
   return { correlationId: header.correlationId, body };
 }

@@ -57,15 +57,23 @@ export function writeArray<T>(
 
 /** Reads a tagged field's payload with `read`, checking that it used exactly `size` bytes. */
 export function readTaggedValue<T>(r: Reader, size: number, field: string, read: (r: Reader) => T): T {
-  if (size > r.remaining) throw new ProtocolDecodeError(`tagged field ${field} of ${size} bytes is truncated`);
+  if (size > r.remaining)
+    throw new ProtocolDecodeError(`tagged field ${field} of ${size} bytes is truncated`);
   const end = r.pos + size;
   const v = read(r);
-  if (r.pos !== end) throw new ProtocolDecodeError(`tagged field ${field} declared ${size} bytes but used ${r.pos - end + size}`);
+  if (r.pos !== end)
+    throw new ProtocolDecodeError(
+      `tagged field ${field} declared ${size} bytes but used ${r.pos - end + size}`,
+    );
   return v;
 }
 
 /** Writes the tagged-field section: known entries and preserved unknown ones, ascending by tag. */
-export function writeTaggedFields(w: Writer, known: TaggedEntry[], unknown: RawTaggedField[] | undefined): void {
+export function writeTaggedFields(
+  w: Writer,
+  known: TaggedEntry[],
+  unknown: RawTaggedField[] | undefined,
+): void {
   const all: Array<{ tag: number; data: Buffer }> = [];
   for (const e of known) {
     const sub = new Writer(64);
@@ -86,7 +94,8 @@ export function writeTaggedFields(w: Writer, known: TaggedEntry[], unknown: RawT
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b))
+    return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);

@@ -26,7 +26,9 @@ export class Reader {
 
   private need(n: number, what: string): void {
     if (this.pos + n > this.end) {
-      throw new ProtocolDecodeError(`truncated ${what}: need ${n} bytes at offset ${this.pos}, ${this.remaining} left`);
+      throw new ProtocolDecodeError(
+        `truncated ${what}: need ${n} bytes at offset ${this.pos}, ${this.remaining} left`,
+      );
     }
   }
 

@@ -80,7 +80,8 @@ export class Writer {
 
   uuid(v: string): void {
     const b = Buffer.from(v, "base64url");
-    if (b.length !== 16) throw new ProtocolEncodeError(`uuid ${JSON.stringify(v)} is not 16 bytes in base64url`);
+    if (b.length !== 16)
+      throw new ProtocolEncodeError(`uuid ${JSON.stringify(v)} is not 16 bytes in base64url`);
     this.ensure(16);
     b.copy(this.buf, this.pos);
     this.pos += 16;
@@ -194,7 +195,8 @@ export class Writer {
   /** Overwrites an int32 written earlier at absolute position `at` (must be in the first chunk). */
   patchInt32(at: number, v: number): void {
     const first = this.chunks.length > 0 ? this.chunks[0] : this.buf;
-    if (at + 4 > first.length) throw new ProtocolEncodeError(`patch position ${at} is not in the first chunk`);
+    if (at + 4 > first.length)
+      throw new ProtocolEncodeError(`patch position ${at} is not in the first chunk`);
     first.writeInt32BE(v, at);
   }
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Entry point of the `tributary` executable: runs the compiled CLI (build with `npm run build`).
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const main = new URL("../dist/src/cli/main.js", import.meta.url);
+if (!existsSync(fileURLToPath(main))) {
+  console.error("tributary: not built yet; run `npm run build` first");
+  process.exit(2);
+}
+const { run } = await import(main.href);
+process.exitCode = await run(process.argv.slice(2));

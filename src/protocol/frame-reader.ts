@@ -1,0 +1,113 @@
+// FrameReader: splits a byte stream (socket data events) into Kafka frames, each an int32 size
+// followed by that many bytes. The size is checked against the limit (`socket.request.max.bytes`
+// on a broker) as soon as its 4 bytes arrive, before anything is buffered for the frame; a frame is
+// assembled only once all its bytes are present, as a zero-copy slice when it lies in one chunk.
+
+export class FrameTooLargeError extends Error {
+  override readonly name = "FrameTooLargeError";
+
+  constructor(
+    readonly size: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      size < 0
+        ? `Invalid receive (size = ${size}): negative frame size`
+        : `Invalid receive (size = ${size} larger than ${maxBytes})`,
+    );
+  }
+}
+
+export class FrameReader {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** Size of the frame being read, or -1 while its size prefix is incomplete. */
+  private frameSize = -1;
+  /** Set once a bad size prefix was seen; no frame is returned after it. */
+  failure: FrameTooLargeError | undefined;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Bytes received but not yet returned as frames. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
+  /**
+   * Adds received bytes and returns every frame now complete (without size prefixes), in order.
+   * When a size prefix is negative or above the limit, the frames before it are still returned and
+   * `failure` is set: the stream is then unusable and the connection should be closed.
+   */
+  push(chunk: Buffer): Buffer[] {
+    if (this.failure) return [];
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    const frames: Buffer[] = [];
+    for (;;) {
+      if (this.frameSize < 0) {
+        if (this.buffered < 4) break;
+        const size = this.peekInt32();
+        if (size < 0 || size > this.maxBytes) {
+          this.failure = new FrameTooLargeError(size, this.maxBytes);
+          this.chunks = [];
+          this.buffered = 0;
+          break;
+        }
+        this.consume(4);
+        this.frameSize = size;
+      }
+      if (this.buffered < this.frameSize) break;
+      frames.push(this.take(this.frameSize));
+      this.frameSize = -1;
+    }
+    return frames;
+  }
+
+  private peekInt32(): number {
+    const first = this.chunks[0];
+    if (first.length >= 4) return first.readInt32BE(0);
+    const head = Buffer.alloc(4);
+    let filled = 0;
+    for (const c of this.chunks) {
+      filled += c.copy(head, filled, 0, Math.min(c.length, 4 - filled));
+      if (filled === 4) break;
+    }
+    return head.readInt32BE(0);
+  }
+
+  private consume(n: number): void {
+    this.buffered -= n;
+    while (n > 0) {
+      const first = this.chunks[0];
+      if (first.length <= n) {
+        n -= first.length;
+        this.chunks.shift();
+      } else {
+        this.chunks[0] = first.subarray(n);
+        n = 0;
+      }
+    }
+  }
+
+  private take(n: number): Buffer {
+    const first = this.chunks[0];
+    if (n === 0) return Buffer.alloc(0);
+    if (first.length >= n) {
+      const frame = first.subarray(0, n);
+      this.consume(n);
+      return frame;
+    }
+    const frame = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const c = this.chunks[0];
+      const k = Math.min(c.length, n - filled);
+      c.copy(frame, filled, 0, k);
+      filled += k;
+      this.consume(k);
+    }
+    return frame;
+  }
+}

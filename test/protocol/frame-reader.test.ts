@@ -1,0 +1,90 @@
+// FrameReader over real sockets: frames split at every possible boundary arrive whole and in order;
+// an oversized or negative size prefix is rejected as soon as its 4 bytes arrive, before the body.
+
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createConnection, createServer, type Socket } from "node:net";
+import { test } from "node:test";
+import { FrameReader, FrameTooLargeError } from "../../src/protocol/frame-reader.js";
+import { Random } from "../support/random.js";
+
+function frame(body: Buffer): Buffer {
+  const head = Buffer.alloc(4);
+  head.writeInt32BE(body.length);
+  return Buffer.concat([head, body]);
+}
+
+test("frames split at every byte boundary are reassembled in order", () => {
+  const bodies = [Buffer.from("a"), Buffer.alloc(0), Buffer.from("hello world"), Buffer.alloc(300, 7)];
+  const stream = Buffer.concat(bodies.map(frame));
+  for (let cut1 = 0; cut1 <= stream.length; cut1 += 3) {
+    for (let cut2 = cut1; cut2 <= stream.length; cut2 += 17) {
+      const fr = new FrameReader(1024);
+      const got = [
+        ...fr.push(stream.subarray(0, cut1)),
+        ...fr.push(stream.subarray(cut1, cut2)),
+        ...fr.push(stream.subarray(cut2)),
+      ];
+      assert.deepStrictEqual(got, bodies);
+      assert.equal(fr.pendingBytes, 0);
+    }
+  }
+});
+
+test("size prefixes above the limit or negative are rejected before any body byte arrives", () => {
+  const fr = new FrameReader(100);
+  // The frame before the bad prefix is still delivered; nothing after it is.
+  const got = fr.push(
+    Buffer.concat([frame(Buffer.from("ok")), Buffer.from([0, 0, 0, 101]), frame(Buffer.from("x"))]),
+  );
+  assert.deepStrictEqual(got, [Buffer.from("ok")]);
+  assert.ok(fr.failure instanceof FrameTooLargeError);
+  assert.equal(fr.failure.message, "Invalid receive (size = 101 larger than 100)");
+  assert.deepStrictEqual(fr.push(frame(Buffer.from("y"))), []);
+  assert.equal(fr.pendingBytes, 0);
+  const neg = new FrameReader(100);
+  neg.push(Buffer.from([0xff, 0xff, 0xff, 0xfe]));
+  assert.match(neg.failure?.message ?? "", /negative frame size/);
+  // A huge size split across chunks: rejected when the 4th byte arrives, nothing allocated for it.
+  const huge = new FrameReader(100 * 1024 * 1024);
+  assert.deepStrictEqual(huge.push(Buffer.from([0x7f, 0xff])), []);
+  assert.equal(huge.pendingBytes, 2, "no failure yet: only half the prefix has arrived");
+  huge.push(Buffer.from([0xff, 0xff]));
+  assert.match(huge.failure?.message ?? "", /larger than 104857600/);
+});
+
+test("over a real socket, random chunking delivers every frame and an oversized one closes the stream", async () => {
+  const rnd = new Random(42);
+  const bodies = Array.from({ length: 200 }, () => rnd.bytes(rnd.int(0, 5000)));
+  const received: Buffer[] = [];
+  let rejected: Error | undefined;
+  const server = createServer((sock: Socket) => {
+    const fr = new FrameReader(8192);
+    sock.on("data", (chunk) => {
+      received.push(...fr.push(chunk));
+      if (fr.failure) {
+        rejected = fr.failure;
+        sock.destroy();
+      }
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  const client = createConnection(port, "127.0.0.1");
+  const closed = once(client, "close");
+  client.on("error", () => {}); // the server resets the connection after the oversized frame
+  await once(client, "connect");
+  const stream = Buffer.concat(bodies.map(frame));
+  for (let pos = 0; pos < stream.length; ) {
+    const n = rnd.int(1, 3000);
+    client.write(stream.subarray(pos, pos + n));
+    pos += n;
+  }
+  client.write(frame(Buffer.alloc(9000)));
+  await closed;
+  server.close();
+  assert.equal(received.length, bodies.length);
+  for (let i = 0; i < bodies.length; i++) assert.ok(received[i].equals(bodies[i]), `frame ${i}`);
+  assert.ok(rejected instanceof FrameTooLargeError, "the oversized frame was rejected");
+});
