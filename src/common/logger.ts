@@ -1,0 +1,63 @@
+// Logger: leveled, one line per event, with the component name, as Kafka's log4j lines
+// ("[2026-11-29 12:00:00,123] INFO [LogLoader partition=t-0] ... (component)"). Tests can capture lines.
+
+export type LogLevel = "ERROR" | "WARN" | "INFO" | "DEBUG";
+
+const ORDER: Record<LogLevel, number> = { ERROR: 0, WARN: 1, INFO: 2, DEBUG: 3 };
+
+export type LogSink = (line: string, level: LogLevel) => void;
+
+let sink: LogSink = (line, level) => {
+  if (level === "ERROR" || level === "WARN") process.stderr.write(`${line}\n`);
+  else process.stdout.write(`${line}\n`);
+};
+let threshold: LogLevel = (process.env.TRIBUTARY_LOG_LEVEL as LogLevel) ?? "INFO";
+
+/** Replaces where log lines go (tests capture them); returns the previous sink. */
+export function setLogSink(next: LogSink): LogSink {
+  const prev = sink;
+  sink = next;
+  return prev;
+}
+
+export function setLogLevel(level: LogLevel): void {
+  threshold = level;
+}
+
+function stamp(d: Date): string {
+  const p = (n: number, w = 2): string => String(n).padStart(w, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())},${p(d.getMilliseconds(), 3)}`;
+}
+
+export class Logger {
+  constructor(
+    private readonly component: string,
+    private readonly context = "",
+  ) {}
+
+  withContext(context: string): Logger {
+    return new Logger(this.component, context);
+  }
+
+  private log(level: LogLevel, msg: string): void {
+    if (ORDER[level] > ORDER[threshold]) return;
+    const ctx = this.context ? `[${this.context}] ` : "";
+    sink(`[${stamp(new Date())}] ${level} ${ctx}${msg} (${this.component})`, level);
+  }
+
+  error(msg: string): void {
+    this.log("ERROR", msg);
+  }
+
+  warn(msg: string): void {
+    this.log("WARN", msg);
+  }
+
+  info(msg: string): void {
+    this.log("INFO", msg);
+  }
+
+  debug(msg: string): void {
+    this.log("DEBUG", msg);
+  }
+}
