@@ -3,6 +3,7 @@
 // non-zero exit status, never a stack trace.
 
 import { readFileSync } from "node:fs";
+import { runDumpLog } from "./tools/dump-log.js";
 
 interface Tool {
   readonly summary: string;
@@ -10,7 +11,12 @@ interface Tool {
 }
 
 /** Tools that exist today. Later issues add server-start, topics, dump-log, … */
-const TOOLS: Record<string, Tool> = {};
+const TOOLS: Record<string, Tool> = {
+  "dump-log": {
+    summary: "Dump the contents of log segments, indexes and snapshots (kafka-dump-log.sh)",
+    run: runDumpLog,
+  },
+};
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8"));

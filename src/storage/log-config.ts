@@ -1,0 +1,223 @@
+// LogConfig: the topic-level log settings (Kafka's LogConfig / TopicConfig), with Kafka's property names
+// and defaults. Owns the mapping from `segment.bytes`-style keys to typed fields and the validation of
+// their values; the one-line error on bad input names the key, the value and what was expected.
+// Invariant: every field of a LogConfig holds a value Kafka itself would accept for that key.
+
+export const LONG_MAX = 9223372036854775807n;
+/** Long.MAX as a millisecond count usable in JS arithmetic: "never". */
+export const NEVER_MS = Number.MAX_SAFE_INTEGER;
+
+export type CleanupPolicy = "delete" | "compact";
+export type MessageTimestampType = "CreateTime" | "LogAppendTime";
+
+export interface LogConfig {
+  /** segment.bytes */
+  readonly segmentBytes: number;
+  /** segment.ms */
+  readonly segmentMs: number;
+  /** segment.jitter.ms */
+  readonly segmentJitterMs: number;
+  /** segment.index.bytes */
+  readonly segmentIndexBytes: number;
+  /** index.interval.bytes */
+  readonly indexIntervalBytes: number;
+  /** retention.ms (-1: unlimited) */
+  readonly retentionMs: number;
+  /** retention.bytes (-1: unlimited) */
+  readonly retentionBytes: number;
+  /** cleanup.policy: a list of delete / compact */
+  readonly cleanupPolicy: readonly CleanupPolicy[];
+  /** delete.retention.ms */
+  readonly deleteRetentionMs: number;
+  /** min.cleanable.dirty.ratio */
+  readonly minCleanableDirtyRatio: number;
+  /** min.compaction.lag.ms */
+  readonly minCompactionLagMs: number;
+  /** max.compaction.lag.ms */
+  readonly maxCompactionLagMs: number;
+  /** flush.messages (bigint: Kafka's default is Long.MAX) */
+  readonly flushMessages: bigint;
+  /** flush.ms */
+  readonly flushMs: number;
+  /** file.delete.delay.ms */
+  readonly fileDeleteDelayMs: number;
+  /** max.message.bytes */
+  readonly maxMessageBytes: number;
+  /** message.timestamp.type */
+  readonly messageTimestampType: MessageTimestampType;
+  /** preallocate */
+  readonly preallocate: boolean;
+}
+
+export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
+  segmentBytes: 1073741824,
+  segmentMs: 604800000,
+  segmentJitterMs: 0,
+  segmentIndexBytes: 10485760,
+  indexIntervalBytes: 4096,
+  retentionMs: 604800000,
+  retentionBytes: -1,
+  cleanupPolicy: Object.freeze(["delete"]) as readonly CleanupPolicy[],
+  deleteRetentionMs: 86400000,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: NEVER_MS,
+  flushMessages: LONG_MAX,
+  flushMs: NEVER_MS,
+  fileDeleteDelayMs: 60000,
+  maxMessageBytes: 1048588,
+  messageTimestampType: "CreateTime",
+  preallocate: false,
+});
+
+/** A bad topic config value; the message is one line naming the key, the value and what was expected. */
+export class InvalidLogConfigError extends Error {
+  constructor(
+    readonly key: string,
+    readonly value: string,
+    expected: string,
+  ) {
+    super(`Invalid value ${JSON.stringify(value)} for configuration ${key}: expected ${expected}`);
+    this.name = "InvalidLogConfigError";
+  }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const INT_MAX = 2147483647;
+
+function parseInteger(key: string, value: string, min: number, max: number): number {
+  const v = value.trim();
+  if (!/^-?\d+$/.test(v)) throw new InvalidLogConfigError(key, value, `an integer in [${min}, ${max}]`);
+  const big = BigInt(v);
+  // Long.MAX (and anything above the safe range) means "never" for the millisecond settings.
+  if (max === NEVER_MS && big >= BigInt(NEVER_MS)) return NEVER_MS;
+  if (big < BigInt(min) || big > BigInt(max)) {
+    throw new InvalidLogConfigError(key, value, `an integer in [${min}, ${max}]`);
+  }
+  return Number(big);
+}
+
+function parseLong(key: string, value: string, min: bigint): bigint {
+  const v = value.trim();
+  if (!/^-?\d+$/.test(v)) throw new InvalidLogConfigError(key, value, `a long >= ${min}`);
+  const big = BigInt(v);
+  if (big < min || big > LONG_MAX)
+    throw new InvalidLogConfigError(key, value, `a long in [${min}, ${LONG_MAX}]`);
+  return big;
+}
+
+function parseDouble(key: string, value: string, min: number, max: number): number {
+  const v = value.trim();
+  const n = Number(v);
+  if (v === "" || !Number.isFinite(n) || n < min || n > max) {
+    throw new InvalidLogConfigError(key, value, `a number in [${min}, ${max}]`);
+  }
+  return n;
+}
+
+function parseBoolean(key: string, value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (v === "true") return true;
+  if (v === "false") return false;
+  throw new InvalidLogConfigError(key, value, "true or false");
+}
+
+/** Parsers for each supported key, in Kafka's names. */
+const PARSERS: Record<string, (cfg: Mutable<LogConfig>, key: string, value: string) => void> = {
+  "segment.bytes": (c, k, v) => {
+    c.segmentBytes = parseInteger(k, v, 14, INT_MAX); // Kafka: at least LegacyRecord.RECORD_OVERHEAD_V0
+  },
+  "segment.ms": (c, k, v) => {
+    c.segmentMs = parseInteger(k, v, 1, NEVER_MS);
+  },
+  "segment.jitter.ms": (c, k, v) => {
+    c.segmentJitterMs = parseInteger(k, v, 0, NEVER_MS);
+  },
+  "segment.index.bytes": (c, k, v) => {
+    c.segmentIndexBytes = parseInteger(k, v, 4, INT_MAX);
+  },
+  "index.interval.bytes": (c, k, v) => {
+    c.indexIntervalBytes = parseInteger(k, v, 0, INT_MAX);
+  },
+  "retention.ms": (c, k, v) => {
+    c.retentionMs = parseInteger(k, v, -1, NEVER_MS);
+  },
+  "retention.bytes": (c, k, v) => {
+    c.retentionBytes = parseInteger(k, v, -1, NEVER_MS);
+  },
+  "cleanup.policy": (c, k, v) => {
+    const parts = v
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+    if (parts.length === 0 || parts.some((p) => p !== "delete" && p !== "compact")) {
+      throw new InvalidLogConfigError(k, v, "a list of delete and/or compact");
+    }
+    c.cleanupPolicy = [...new Set(parts as CleanupPolicy[])];
+  },
+  "delete.retention.ms": (c, k, v) => {
+    c.deleteRetentionMs = parseInteger(k, v, 0, NEVER_MS);
+  },
+  "min.cleanable.dirty.ratio": (c, k, v) => {
+    c.minCleanableDirtyRatio = parseDouble(k, v, 0, 1);
+  },
+  "min.compaction.lag.ms": (c, k, v) => {
+    c.minCompactionLagMs = parseInteger(k, v, 0, NEVER_MS);
+  },
+  "max.compaction.lag.ms": (c, k, v) => {
+    c.maxCompactionLagMs = parseInteger(k, v, 1, NEVER_MS);
+  },
+  "flush.messages": (c, k, v) => {
+    c.flushMessages = parseLong(k, v, 1n);
+  },
+  "flush.ms": (c, k, v) => {
+    c.flushMs = parseInteger(k, v, 0, NEVER_MS);
+  },
+  "file.delete.delay.ms": (c, k, v) => {
+    c.fileDeleteDelayMs = parseInteger(k, v, 0, NEVER_MS);
+  },
+  "max.message.bytes": (c, k, v) => {
+    c.maxMessageBytes = parseInteger(k, v, 0, INT_MAX);
+  },
+  "message.timestamp.type": (c, k, v) => {
+    const t = v.trim();
+    if (t !== "CreateTime" && t !== "LogAppendTime") {
+      throw new InvalidLogConfigError(k, v, "CreateTime or LogAppendTime");
+    }
+    c.messageTimestampType = t;
+  },
+  preallocate: (c, k, v) => {
+    c.preallocate = parseBoolean(k, v);
+  },
+};
+
+/** The topic config keys this LogConfig understands. */
+export const LOG_CONFIG_KEYS: readonly string[] = Object.keys(PARSERS);
+
+/**
+ * Builds a LogConfig from Kafka topic properties over `base` (default: Kafka's defaults). Unknown keys
+ * are ignored (they belong to other layers: min.insync.replicas, compression.type, ...). Throws
+ * InvalidLogConfigError naming the key, the value and what was expected.
+ */
+export function logConfigFrom(
+  props: Record<string, string>,
+  base: LogConfig = DEFAULT_LOG_CONFIG,
+): LogConfig {
+  const cfg: Mutable<LogConfig> = { ...base };
+  for (const [key, value] of Object.entries(props)) {
+    const parse = PARSERS[key];
+    if (parse) parse(cfg, key, String(value));
+  }
+  return Object.freeze(cfg);
+}
+
+/** True when cleanup.policy contains compact. */
+export function isCompacted(config: LogConfig): boolean {
+  return config.cleanupPolicy.includes("compact");
+}
+
+/** True when cleanup.policy contains delete. */
+export function isDeleteEnabled(config: LogConfig): boolean {
+  return config.cleanupPolicy.includes("delete");
+}

@@ -1,0 +1,322 @@
+// LogManager: owns every partition log under `log.dirs`.
+// On-disk state it owns, per log dir (Kafka's layout):
+//   meta.properties                      broker.id / cluster.id; must agree across dirs and with the config
+//   .kafka_cleanshutdown                 present only after a clean shutdown; deleted at startup
+//   recovery-point-offset-checkpoint     per partition: offset up to which the log is flushed and valid
+//   log-start-offset-checkpoint          per partition: log start offset (moved by retention/DeleteRecords)
+//   replication-offset-checkpoint        per partition: high watermark (written for the replica layer)
+//   <topic>-<partition>/                 one UnifiedLog each; `<tp>.<id>-delete` dirs are deletions in flight
+// Invariants: a log is loaded from exactly one dir; checkpoints are written atomically; after an
+// unclean shutdown every log is recovered from its checkpointed recovery point.
+
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { Logger } from "../common/logger.js";
+import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
+import type { Time } from "../common/time.js";
+import { parseTopicPartitionDir, type TopicPartition, topicPartitionKey } from "../common/topic-partition.js";
+import {
+  deleteCleanShutdownMarker,
+  hasCleanShutdownMarker,
+  readBrokerMetadata,
+  writeBrokerMetadata,
+  writeCleanShutdownMarker,
+} from "./checkpoint/broker-metadata.js";
+import { OffsetCheckpointFile } from "./checkpoint/offset-checkpoint-file.js";
+import { PartitionMetadataFile } from "./checkpoint/partition-metadata-file.js";
+import { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
+import type { LogConfig } from "./log-config.js";
+import { UnifiedLog } from "./unified-log.js";
+
+export const RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
+export const LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+export const REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint";
+
+export interface LogManagerConfig {
+  readonly logDirs: readonly string[];
+  readonly brokerId: number;
+  /** Null until the metadata layer knows it; then checked against meta.properties. */
+  readonly clusterId: string | null;
+  readonly defaultLogConfig: LogConfig;
+  /** log.retention.check.interval.ms (300000). */
+  readonly retentionCheckIntervalMs: number;
+  /** log.flush.offset.checkpoint.interval.ms (60000). */
+  readonly recoveryPointCheckpointIntervalMs: number;
+  /** log.flush.start.offset.checkpoint.interval.ms (60000). */
+  readonly logStartOffsetCheckpointIntervalMs: number;
+  /** log.flush.scheduler.interval.ms (Long.MAX: flush only by policy). */
+  readonly flushCheckIntervalMs: number;
+}
+
+interface LoadedLog {
+  readonly log: UnifiedLog;
+  readonly dir: string;
+}
+
+export class LogManager {
+  private readonly logs = new Map<string, LoadedLog>();
+  private readonly topicConfigs = new Map<string, LogConfig>();
+  private readonly tasks: ScheduledTask[] = [];
+  private readonly logger = new Logger("kafka.log.LogManager");
+  /** Whether the previous run of each log dir ended with a clean shutdown. */
+  private readonly cleanShutdown = new Map<string, boolean>();
+
+  constructor(
+    readonly config: LogManagerConfig,
+    private readonly time: Time,
+    private readonly scheduler: Scheduler,
+  ) {
+    if (config.logDirs.length === 0) throw new Error("log.dirs: expected at least one directory");
+  }
+
+  /** Loads every partition log found in the log dirs and checks meta.properties. */
+  startup(): void {
+    for (const dir of this.config.logDirs) {
+      mkdirSync(dir, { recursive: true });
+      this.checkBrokerMetadata(dir);
+      const clean = hasCleanShutdownMarker(dir);
+      this.cleanShutdown.set(dir, clean);
+      if (clean) deleteCleanShutdownMarker(dir);
+      this.loadLogsIn(dir, clean);
+    }
+  }
+
+  /** Starts the periodic retention, checkpoint and flush tasks. */
+  startTasks(): void {
+    const c = this.config;
+    this.tasks.push(
+      this.scheduler.schedule(
+        "kafka-log-retention",
+        () => {
+          this.cleanupLogs();
+        },
+        c.retentionCheckIntervalMs,
+        c.retentionCheckIntervalMs,
+      ),
+      this.scheduler.schedule(
+        "kafka-recovery-point-checkpoint",
+        () => this.checkpointRecoveryPoints(),
+        c.recoveryPointCheckpointIntervalMs,
+        c.recoveryPointCheckpointIntervalMs,
+      ),
+      this.scheduler.schedule(
+        "kafka-log-start-offset-checkpoint",
+        () => this.checkpointLogStartOffsets(),
+        c.logStartOffsetCheckpointIntervalMs,
+        c.logStartOffsetCheckpointIntervalMs,
+      ),
+    );
+    if (c.flushCheckIntervalMs > 0 && c.flushCheckIntervalMs < Number.MAX_SAFE_INTEGER) {
+      this.tasks.push(
+        this.scheduler.schedule(
+          "kafka-log-flusher",
+          () => this.flushDirtyLogs(),
+          c.flushCheckIntervalMs,
+          c.flushCheckIntervalMs,
+        ),
+      );
+    }
+  }
+
+  private checkBrokerMetadata(dir: string): void {
+    const meta = readBrokerMetadata(dir);
+    if (meta === undefined) {
+      if (this.config.clusterId !== null)
+        writeBrokerMetadata(dir, { brokerId: this.config.brokerId, clusterId: this.config.clusterId });
+      return;
+    }
+    if (meta.brokerId !== this.config.brokerId) {
+      throw new Error(
+        `meta.properties in ${dir}: broker.id ${meta.brokerId} doesn't match the configured broker.id ${this.config.brokerId}`,
+      );
+    }
+    if (
+      this.config.clusterId !== null &&
+      meta.clusterId !== null &&
+      meta.clusterId !== this.config.clusterId
+    ) {
+      throw new Error(
+        `meta.properties in ${dir}: cluster.id ${meta.clusterId} doesn't match the cluster's id ${this.config.clusterId}`,
+      );
+    }
+  }
+
+  private loadLogsIn(dir: string, hadCleanShutdown: boolean): void {
+    const recoveryPoints = this.readCheckpoint(dir, RECOVERY_POINT_CHECKPOINT);
+    const logStartOffsets = this.readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name.endsWith("-delete")) {
+        // A deletion interrupted by a crash: finish it.
+        rmSync(join(dir, entry.name), { recursive: true, force: true });
+        continue;
+      }
+      const tp = parseTopicPartitionDir(entry.name);
+      if (!tp) continue;
+      const key = topicPartitionKey(tp);
+      const existing = this.logs.get(key);
+      if (existing) {
+        throw new Error(`duplicate log directories for ${key}: ${existing.dir} and ${join(dir, entry.name)}`);
+      }
+      const log = this.openLog(dir, tp, this.configFor(tp.topic), {
+        hadCleanShutdown,
+        recoveryPoint: recoveryPoints.get(key) ?? 0n,
+        logStartOffset: logStartOffsets.get(key),
+      });
+      this.logs.set(key, { log, dir });
+    }
+    this.logger.info(`Loaded ${this.logs.size} logs from ${dir} (clean shutdown: ${hadCleanShutdown})`);
+  }
+
+  /** Reads a checkpoint; a damaged one is reported and ignored (logs then recover from offset 0). */
+  private readCheckpoint(dir: string, name: string): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    try {
+      for (const [key, { offset }] of new OffsetCheckpointFile(join(dir, name)).read()) out.set(key, offset);
+    } catch (e) {
+      this.logger.warn(`Ignoring damaged checkpoint ${join(dir, name)}: ${(e as Error).message}`);
+    }
+    return out;
+  }
+
+  private openLog(
+    dir: string,
+    tp: TopicPartition,
+    config: LogConfig,
+    opts: { hadCleanShutdown: boolean; recoveryPoint: bigint; logStartOffset?: bigint },
+  ): UnifiedLog {
+    const logDir = join(dir, topicPartitionKey(tp));
+    const logger = new Logger(
+      "kafka.log.UnifiedLog",
+      `UnifiedLog partition=${topicPartitionKey(tp)}, dir=${dir}`,
+    );
+    return UnifiedLog.open(logDir, config, {
+      time: this.time,
+      recoveryPoint: opts.recoveryPoint,
+      logStartOffset: opts.logStartOffset,
+      hadCleanShutdown: opts.hadCleanShutdown,
+      logger,
+      leaderEpochCache: LeaderEpochFileCache.load(logDir, logger),
+    });
+  }
+
+  /** The topic's effective log config (defaults overridden by topic configs). */
+  configFor(topic: string): LogConfig {
+    return this.topicConfigs.get(topic) ?? this.config.defaultLogConfig;
+  }
+
+  /** Sets a topic's config (from the metadata layer); applies to logs created or reloaded later. */
+  setTopicConfig(topic: string, config: LogConfig): void {
+    this.topicConfigs.set(topic, config);
+  }
+
+  getLog(tp: TopicPartition): UnifiedLog | undefined {
+    return this.logs.get(topicPartitionKey(tp))?.log;
+  }
+
+  allLogs(): Array<{ tp: TopicPartition; log: UnifiedLog; dir: string }> {
+    return [...this.logs.values()].map(({ log, dir }) => ({ tp: log.topicPartition, log, dir }));
+  }
+
+  /** Returns the partition's log, creating it in the least loaded log dir if needed. */
+  getOrCreateLog(tp: TopicPartition, topicId?: string): UnifiedLog {
+    const existing = this.getLog(tp);
+    if (existing) return existing;
+    const dir = this.nextLogDir();
+    const logDir = join(dir, topicPartitionKey(tp));
+    mkdirSync(logDir, { recursive: true });
+    if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId);
+    const log = this.openLog(dir, tp, this.configFor(tp.topic), {
+      hadCleanShutdown: true,
+      recoveryPoint: 0n,
+    });
+    this.logs.set(topicPartitionKey(tp), { log, dir });
+    this.logger.info(`Created log for partition ${topicPartitionKey(tp)} in ${logDir}`);
+    return log;
+  }
+
+  /** Kafka's choice for a new log: the dir with the fewest partitions. */
+  private nextLogDir(): string {
+    const counts = new Map<string, number>(this.config.logDirs.map((d) => [d, 0]));
+    for (const { dir } of this.logs.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    return [...counts.entries()].sort((a, b) => a[1] - b[1])[0][0];
+  }
+
+  /** Removes a partition's log: renamed to `<tp>.<id>-delete` at once, then removed. */
+  deleteLog(tp: TopicPartition): void {
+    const key = topicPartitionKey(tp);
+    const loaded = this.logs.get(key);
+    if (!loaded) return;
+    this.logs.delete(key);
+    loaded.log.close();
+    const from = join(loaded.dir, key);
+    const to = join(loaded.dir, `${key}.${randomUUID().replaceAll("-", "")}-delete`);
+    renameSync(from, to);
+    rmSync(to, { recursive: true, force: true });
+    this.checkpointRecoveryPoints();
+    this.checkpointLogStartOffsets();
+    this.logger.info(`Deleted log for partition ${key}`);
+  }
+
+  /** One retention pass over every log (time, size and log start offset). */
+  cleanupLogs(): number {
+    let deleted = 0;
+    for (const { log } of this.logs.values()) deleted += log.deleteOldSegments();
+    return deleted;
+  }
+
+  flushDirtyLogs(): void {
+    for (const { log } of this.logs.values()) log.maybeFlush();
+  }
+
+  checkpointRecoveryPoints(): void {
+    this.writeCheckpoints(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
+  }
+
+  checkpointLogStartOffsets(): void {
+    this.writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset);
+  }
+
+  checkpointHighWatermarks(): void {
+    this.writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark);
+  }
+
+  /** Reads the high watermarks checkpointed by the previous run (for the replica layer). */
+  readHighWatermarks(dir: string): Map<string, bigint> {
+    return this.readCheckpoint(dir, REPLICATION_OFFSET_CHECKPOINT);
+  }
+
+  private writeCheckpoints(name: string, value: (log: UnifiedLog) => bigint): void {
+    for (const dir of this.config.logDirs) {
+      const entries = new Map<string, { tp: TopicPartition; offset: bigint }>();
+      for (const { log, dir: d } of this.logs.values()) {
+        if (d === dir)
+          entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
+      }
+      new OffsetCheckpointFile(join(dir, name)).write(entries);
+    }
+  }
+
+  /** Flushes and closes every log, writes the checkpoints and the clean-shutdown marker. */
+  shutdown(): void {
+    for (const t of this.tasks) t.cancel();
+    this.tasks.length = 0;
+    for (const { log } of this.logs.values()) {
+      log.flush();
+      log.close();
+    }
+    this.checkpointRecoveryPoints();
+    this.checkpointLogStartOffsets();
+    this.checkpointHighWatermarks();
+    for (const dir of this.config.logDirs) {
+      if (existsSync(dir)) writeCleanShutdownMarker(dir);
+    }
+    this.logs.clear();
+    this.logger.info("Shutdown complete.");
+  }
+
+  hadCleanShutdown(dir: string): boolean {
+    return this.cleanShutdown.get(dir) ?? false;
+  }
+}
