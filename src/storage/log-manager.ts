@@ -198,6 +198,7 @@ export class LogManager {
       hadCleanShutdown: opts.hadCleanShutdown,
       logger,
       leaderEpochCache: LeaderEpochFileCache.load(logDir, logger),
+      scheduler: this.scheduler,
     });
   }
 
