@@ -16,6 +16,7 @@ import { SYSTEM_TIME } from "../../common/time.js";
 import {
   CheckpointFileError,
   fsyncDirectory,
+  MetadataFileError,
   parseJavaInt,
   readSmallFile,
   showLine,
@@ -37,19 +38,9 @@ export interface BrokerMetadata {
   properties: ReadonlyMap<string, string>;
 }
 
-export class BrokerMetadataError extends Error {
-  constructor(
-    readonly file: string,
-    /** 1-based line, or undefined when the problem is a key (missing or with a bad value). */
-    readonly line: number | undefined,
-    readonly expected: string,
-    readonly found: string,
-  ) {
-    super(
-      line === undefined
-        ? `Malformed ${file}: expected ${expected}, found ${found}`
-        : `Malformed line ${line} in ${file}: expected ${expected}, found ${found}`,
-    );
+export class BrokerMetadataError extends MetadataFileError {
+  constructor(file: string, line: number | undefined, expected: string, found: string) {
+    super("", file, line, expected, found);
     this.name = "BrokerMetadataError";
   }
 }

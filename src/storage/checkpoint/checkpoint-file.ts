@@ -20,23 +20,33 @@ import { dirname } from "node:path";
 /** Largest checkpoint file read (about a million partitions of offset checkpoint lines). */
 export const MAX_CHECKPOINT_FILE_BYTES = 64 * 1024 * 1024;
 
-/** A checkpoint (or other small metadata) file that does not follow its format. */
-export class CheckpointFileError extends Error {
+/** A small metadata file (checkpoint, meta.properties, partition.metadata) that does not follow its format. */
+export class MetadataFileError extends Error {
   constructor(
+    /** What kind of file, for the message: "checkpoint file", "partition metadata file", or "". */
+    kind: string,
     /** Path of the file. */
     readonly file: string,
-    /** 1-based line number, or undefined when the problem is not one line (size, entry count). */
+    /** 1-based line number, or undefined when the problem is not one line (size, entry count, a key). */
     readonly line: number | undefined,
     /** What the format expected there. */
     readonly expected: string,
     /** What was found (already shortened for display). */
     readonly found: string,
   ) {
+    const what = kind === "" ? file : `${kind} ${file}`;
     super(
       line === undefined
-        ? `Malformed checkpoint file ${file}: expected ${expected}, found ${found}`
-        : `Malformed line ${line} in checkpoint file ${file}: expected ${expected}, found ${found}`,
+        ? `Malformed ${what}: expected ${expected}, found ${found}`
+        : `Malformed line ${line} in ${what}: expected ${expected}, found ${found}`,
     );
+  }
+}
+
+/** A checkpoint file that does not follow Kafka's CheckpointFile format. */
+export class CheckpointFileError extends MetadataFileError {
+  constructor(file: string, line: number | undefined, expected: string, found: string) {
+    super("checkpoint file", file, line, expected, found);
     this.name = "CheckpointFileError";
   }
 }

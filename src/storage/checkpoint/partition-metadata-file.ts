@@ -13,6 +13,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   CheckpointFileError,
+  MetadataFileError,
   parseJavaInt,
   readSmallFile,
   showLine,
@@ -30,18 +31,9 @@ export interface PartitionMetadata {
   topicId: string;
 }
 
-export class PartitionMetadataFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly line: number | undefined,
-    readonly expected: string,
-    readonly found: string,
-  ) {
-    super(
-      line === undefined
-        ? `Malformed partition metadata file ${file}: expected ${expected}, found ${found}`
-        : `Malformed line ${line} in partition metadata file ${file}: expected ${expected}, found ${found}`,
-    );
+export class PartitionMetadataFileError extends MetadataFileError {
+  constructor(file: string, line: number | undefined, expected: string, found: string) {
+    super("partition metadata file", file, line, expected, found);
     this.name = "PartitionMetadataFileError";
   }
 }
