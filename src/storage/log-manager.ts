@@ -5,6 +5,7 @@
 //   recovery-point-offset-checkpoint     per partition: offset up to which the log is flushed and valid
 //   log-start-offset-checkpoint          per partition: log start offset (moved by retention/DeleteRecords)
 //   replication-offset-checkpoint        per partition: high watermark (written for the replica layer)
+//   cleaner-offset-checkpoint            per compacted partition: first dirty offset (LogCleanerManager)
 //   <topic>-<partition>/                 one UnifiedLog each; `<tp>.<id>-delete` dirs are deletions in flight
 // Invariants: a log is loaded from exactly one dir; checkpoints are written atomically; after an
 // unclean shutdown every log is recovered from its checkpointed recovery point.
@@ -25,6 +26,9 @@ import {
 } from "./checkpoint/broker-metadata.js";
 import { OffsetCheckpointFile } from "./checkpoint/offset-checkpoint-file.js";
 import { PartitionMetadataFile } from "./checkpoint/partition-metadata-file.js";
+import { CleanerThread } from "./cleaner/cleaner.js";
+import { type CleanerConfig, DEFAULT_CLEANER_CONFIG } from "./cleaner/cleaner-config.js";
+import { LogCleanerManager } from "./cleaner/log-cleaner-manager.js";
 import { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
 import { UnifiedLog } from "./unified-log.js";
@@ -47,6 +51,8 @@ export interface LogManagerConfig {
   readonly logStartOffsetCheckpointIntervalMs: number;
   /** log.flush.scheduler.interval.ms (Long.MAX: flush only by policy). */
   readonly flushCheckIntervalMs: number;
+  /** log.cleaner.* (default: Kafka's defaults; log.cleaner.enable=true, log.cleaner.backoff.ms=15000). */
+  readonly cleanerConfig?: Partial<CleanerConfig>;
 }
 
 interface LoadedLog {
@@ -61,6 +67,12 @@ export class LogManager {
   private readonly logger = new Logger("kafka.log.LogManager");
   /** Whether the previous run of each log dir ended with a clean shutdown. */
   private readonly cleanShutdown = new Map<string, boolean>();
+  /** log.cleaner.* with defaults filled in. */
+  readonly cleanerConfig: CleanerConfig;
+  private _cleanerManager: LogCleanerManager | undefined;
+  private _cleaner: CleanerThread | undefined;
+  private cleanerTask: ScheduledTask | undefined;
+  private cleanerStopped = false;
 
   constructor(
     readonly config: LogManagerConfig,
@@ -68,6 +80,7 @@ export class LogManager {
     private readonly scheduler: Scheduler,
   ) {
     if (config.logDirs.length === 0) throw new Error("log.dirs: expected at least one directory");
+    this.cleanerConfig = { ...DEFAULT_CLEANER_CONFIG, ...config.cleanerConfig };
   }
 
   /** Loads every partition log found in the log dirs and checks meta.properties. */
@@ -80,6 +93,44 @@ export class LogManager {
       if (clean) deleteCleanShutdownMarker(dir);
       this.loadLogsIn(dir, clean);
     }
+    if (this.cleanerConfig.enableCleaner && this._cleanerManager === undefined) {
+      // Reads every dir's cleaner-offset-checkpoint.
+      this._cleanerManager = new LogCleanerManager(this.config.logDirs, () => this.allLogs(), this.time);
+      this._cleaner = new CleanerThread(this._cleanerManager, this.cleanerConfig, this.time);
+    }
+  }
+
+  /** The cleaner's bookkeeping (checkpoints, pauses), when log.cleaner.enable. */
+  get cleanerManager(): LogCleanerManager | undefined {
+    return this._cleanerManager;
+  }
+
+  /** The cleaner (one thread's work), when log.cleaner.enable. */
+  get cleaner(): CleanerThread | undefined {
+    return this._cleaner;
+  }
+
+  /**
+   * Kafka's CleanerThread loop on the scheduler: clean the filthiest log; when one was cleaned look again at
+   * once (a new task, so the event loop runs in between), else wait log.cleaner.backoff.ms.
+   */
+  private scheduleCleaner(delayMs: number): void {
+    const thread = this._cleaner;
+    if (thread === undefined || this.cleanerStopped) return;
+    this.cleanerTask = this.scheduler.schedule(
+      "kafka-log-cleaner-thread-0",
+      () => {
+        if (this.cleanerStopped) return;
+        let cleaned = false;
+        try {
+          cleaned = thread.tryCleanFilthiestLog();
+        } catch (e) {
+          this.logger.error(`The log cleaner failed: ${(e as Error).stack ?? e}`);
+        }
+        this.scheduleCleaner(cleaned ? 0 : this.cleanerConfig.backoffMs);
+      },
+      delayMs,
+    );
   }
 
   /** Starts the periodic retention, checkpoint and flush tasks. */
@@ -107,6 +158,10 @@ export class LogManager {
         c.logStartOffsetCheckpointIntervalMs,
       ),
     );
+    if (this._cleaner !== undefined) {
+      this.cleanerStopped = false;
+      this.scheduleCleaner(this.cleanerConfig.backoffMs);
+    }
     if (c.flushCheckIntervalMs > 0 && c.flushCheckIntervalMs < Number.MAX_SAFE_INTEGER) {
       this.tasks.push(
         this.scheduler.schedule(
@@ -250,6 +305,8 @@ export class LogManager {
     const loaded = this.logs.get(key);
     if (!loaded) return;
     this.logs.delete(key);
+    // No clean of it from now on, and its cleaner checkpoint entry goes.
+    this._cleanerManager?.abortCleaning(tp, loaded.dir);
     loaded.log.close();
     const from = join(loaded.dir, key);
     const to = join(loaded.dir, `${key}.${randomUUID().replaceAll("-", "")}-delete`);
@@ -258,6 +315,42 @@ export class LogManager {
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.logger.info(`Deleted log for partition ${key}`);
+  }
+
+  /**
+   * Truncates a partition's log to `offset` (follower truncation), as Kafka's LogManager.truncateTo: a
+   * truncation below the active segment pauses the cleaner around it and moves the cleaner checkpoint back
+   * to the new active segment's base. Returns whether anything was removed.
+   */
+  truncateTo(tp: TopicPartition, offset: bigint): boolean {
+    const loaded = this.logs.get(topicPartitionKey(tp));
+    if (!loaded) return false;
+    const { log, dir } = loaded;
+    const cleaner = this._cleanerManager;
+    const needToStopCleaner = cleaner !== undefined && offset < log.activeSegment.baseOffset;
+    if (needToStopCleaner) cleaner.abortAndPauseCleaning(tp);
+    try {
+      const truncated = log.truncateTo(offset);
+      if (needToStopCleaner) cleaner.maybeTruncateCheckpoint(dir, tp, log.activeSegment.baseOffset);
+      return truncated;
+    } finally {
+      if (needToStopCleaner) cleaner.resumeCleaning(tp);
+    }
+  }
+
+  /** Empties a partition's log and restarts it at `offset` (Kafka's truncateFullyAndStartAt), cleaner paused. */
+  truncateFullyAndStartAt(tp: TopicPartition, offset: bigint): void {
+    const loaded = this.logs.get(topicPartitionKey(tp));
+    if (!loaded) return;
+    const { log, dir } = loaded;
+    const cleaner = this._cleanerManager;
+    cleaner?.abortAndPauseCleaning(tp);
+    try {
+      log.truncateFullyAndStartAt(offset);
+      cleaner?.updateCheckpoints(dir, { tp, offset: log.activeSegment.baseOffset });
+    } finally {
+      cleaner?.resumeCleaning(tp);
+    }
   }
 
   /** One retention pass over every log (time, size and log start offset). */
@@ -303,6 +396,10 @@ export class LogManager {
   shutdown(): void {
     for (const t of this.tasks) t.cancel();
     this.tasks.length = 0;
+    this.cleanerStopped = true;
+    this.cleanerTask?.cancel();
+    this.cleanerTask = undefined;
+    this._cleanerManager?.writeAllCheckpoints();
     for (const { log } of this.logs.values()) {
       log.flush();
       log.close();

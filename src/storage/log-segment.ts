@@ -230,15 +230,28 @@ export class LogSegment {
     }
     this.writeFully(records, physicalPosition);
     this._size += records.length;
+    // Index per batch, as Kafka's LogSegment.append does (3.6+): an entry names a batch's last offset and
+    // that batch's position. Only the headers are read (the caller validated the batches).
+    let pos = 0;
+    while (pos + RECORD_BATCH_OVERHEAD <= records.length) {
+      const size = LOG_OVERHEAD + records.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+      const batchLastOffset =
+        records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET));
+      const batchMaxTimestamp = records.readBigInt64BE(pos + MAX_TIMESTAMP_OFFSET);
+      if (batchMaxTimestamp > this.maxTimestampSoFar.timestamp) {
+        this.maxTimestampAndOffset = { timestamp: batchMaxTimestamp, offset: batchLastOffset };
+      }
+      if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+        this.offsetIndex.append(batchLastOffset, physicalPosition + pos);
+        this.timeIndex.maybeAppend(this.maxTimestampSoFar.timestamp, this.maxTimestampSoFar.offset);
+        this.bytesSinceLastIndexEntry = 0;
+      }
+      this.bytesSinceLastIndexEntry += size;
+      pos += size;
+    }
     if (largestTimestamp > this.maxTimestampSoFar.timestamp) {
       this.maxTimestampAndOffset = { timestamp: largestTimestamp, offset: shallowOffsetOfMaxTimestamp };
     }
-    if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
-      this.offsetIndex.append(largestOffset, physicalPosition);
-      this.timeIndex.maybeAppend(this.maxTimestampSoFar.timestamp, this.maxTimestampSoFar.offset);
-      this.bytesSinceLastIndexEntry = 0;
-    }
-    this.bytesSinceLastIndexEntry += records.length;
   }
 
   private writeFully(buf: Buffer, position: number): void {

@@ -36,6 +36,7 @@ import {
   setPartitionLeaderEpoch,
   TimestampType,
 } from "../protocol/records/index.js";
+import { fsyncDirectory } from "./checkpoint/checkpoint-file.js";
 import type { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from "./log-file-names.js";
@@ -774,7 +775,9 @@ export class UnifiedLog {
       a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0;
     const sortedNew = [...newSegments].sort(byOffset);
     const sortedOld = [...oldSegments].sort(byOffset).filter((s) => this.segmentList.includes(s));
-    for (const s of sortedNew) {
+    // Newest first, as Kafka: a crash part-way leaves the older ones `.cleaned`, and the loader drops every
+    // `.swap` at or after the oldest `.cleaned`, so the swap is undone as a whole.
+    for (const s of [...sortedNew].reverse()) {
       if (s.hasSuffix(CLEANED_FILE_SUFFIX)) s.changeFileSuffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX);
       else if (!s.hasSuffix(SWAP_FILE_SUFFIX))
         throw new Error(`replacement segment ${s.logFile} is neither .cleaned nor .swap`);
@@ -783,6 +786,8 @@ export class UnifiedLog {
     const kept = this.segmentList.filter((s) => !oldSet.has(s));
     this.removeSegmentFiles(sortedOld, "the cleaner replacing them");
     for (const s of sortedNew) s.changeFileSuffixes(SWAP_FILE_SUFFIX, "");
+    // The renames are durable before the cleaner checkpoint moves past them (Kafka's flushDir).
+    fsyncDirectory(this.dir);
     this.segmentList = [...kept, ...sortedNew].sort(byOffset);
   }
 

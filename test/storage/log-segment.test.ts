@@ -9,6 +9,7 @@ import { MockTime } from "../../src/common/time.js";
 import { setBaseOffset } from "../../src/protocol/records/index.js";
 import { logFile, offsetIndexFile, timeIndexFile } from "../../src/storage/log-file-names.js";
 import { LogSegment } from "../../src/storage/log-segment.js";
+import { verifySegment } from "./independent-segment-parser.js";
 import {
   batch,
   config,
@@ -226,6 +227,38 @@ test("changeFileSuffixes and deleteIfExists move and remove all four files", () 
     f.seg.deleteIfExists();
     assert.ok(!existsSync(`${logFile(f.dir, 7n)}.deleted`));
     assert.ok(!existsSync(`${timeIndexFile(f.dir, 7n)}.deleted`));
+  } finally {
+    f.cleanup();
+  }
+});
+
+test("one append of many batches is indexed per batch (Kafka 3.6+), as the independent parser checks", () => {
+  const f = fixture(0n);
+  try {
+    const batches: Buffer[] = [];
+    for (let i = 0; i < 40; i++) {
+      const b = batch(2, { timestamp: 5000n + BigInt(i), valueSize: 30 });
+      setBaseOffset(b, 0, BigInt(i * 2));
+      batches.push(b);
+    }
+    const all = Buffer.concat(batches);
+    f.seg.append(79n, 5039n, 79n, all);
+    f.seg.onBecomeInactiveSegment();
+    const { problems } = verifySegment(
+      0n,
+      readFileSync(logFile(f.dir, 0n)),
+      readFileSync(offsetIndexFile(f.dir, 0n)),
+      readFileSync(timeIndexFile(f.dir, 0n)),
+    );
+    assert.deepEqual(problems, []);
+    const entries = parseOffsetIndexFile(offsetIndexFile(f.dir, 0n));
+    assert.ok(entries.length > 5, `${entries.length} index entries for one append`);
+    for (const e of entries)
+      assert.equal((e.relativeOffset + 1) % 2, 0, "each entry is a batch's last offset");
+    assert.equal(
+      f.seg.translateOffset(41n)?.position,
+      batches.slice(0, 20).reduce((n, b) => n + b.length, 0),
+    );
   } finally {
     f.cleanup();
   }
