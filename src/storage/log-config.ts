@@ -75,7 +75,7 @@ export class InvalidLogConfigError extends Error {
   constructor(
     readonly key: string,
     readonly value: string,
-    expected: string,
+    readonly expected: string,
   ) {
     super(`Invalid value ${JSON.stringify(value)} for configuration ${key}: expected ${expected}`);
     this.name = "InvalidLogConfigError";
@@ -220,4 +220,70 @@ export function isCompacted(config: LogConfig): boolean {
 /** True when cleanup.policy contains delete. */
 export function isDeleteEnabled(config: LogConfig): boolean {
   return config.cleanupPolicy.includes("delete");
+}
+
+/**
+ * Broker-level synonyms of each topic key (Kafka's ServerTopicConfigSynonyms), highest priority first,
+ * with the factor that turns the broker unit into the topic unit (hours/minutes → ms).
+ */
+export const BROKER_SYNONYMS: Readonly<Record<string, ReadonlyArray<readonly [string, number]>>> = {
+  "segment.bytes": [["log.segment.bytes", 1]],
+  "segment.ms": [
+    ["log.roll.ms", 1],
+    ["log.roll.hours", 3_600_000],
+  ],
+  "segment.jitter.ms": [
+    ["log.roll.jitter.ms", 1],
+    ["log.roll.jitter.hours", 3_600_000],
+  ],
+  "segment.index.bytes": [["log.index.size.max.bytes", 1]],
+  "index.interval.bytes": [["log.index.interval.bytes", 1]],
+  "retention.ms": [
+    ["log.retention.ms", 1],
+    ["log.retention.minutes", 60_000],
+    ["log.retention.hours", 3_600_000],
+  ],
+  "retention.bytes": [["log.retention.bytes", 1]],
+  "cleanup.policy": [["log.cleanup.policy", 1]],
+  "delete.retention.ms": [["log.cleaner.delete.retention.ms", 1]],
+  "min.cleanable.dirty.ratio": [["log.cleaner.min.cleanable.ratio", 1]],
+  "min.compaction.lag.ms": [["log.cleaner.min.compaction.lag.ms", 1]],
+  "max.compaction.lag.ms": [["log.cleaner.max.compaction.lag.ms", 1]],
+  "flush.messages": [["log.flush.interval.messages", 1]],
+  "flush.ms": [
+    ["log.flush.interval.ms", 1],
+    ["log.flush.scheduler.interval.ms", 1],
+  ],
+  "file.delete.delay.ms": [["log.segment.delete.delay.ms", 1]],
+  "max.message.bytes": [["message.max.bytes", 1]],
+  "message.timestamp.type": [["log.message.timestamp.type", 1]],
+  preallocate: [["log.preallocate", 1]],
+};
+
+/**
+ * The broker's default LogConfig from server.properties keys (`log.segment.bytes`, `log.retention.hours`,
+ * `log.flush.interval.messages`, …): for each topic key the highest-priority synonym present wins, as in
+ * Kafka (log.retention.ms over .minutes over .hours). Errors name the broker key.
+ */
+export function brokerLogConfigFrom(props: Record<string, string>): LogConfig {
+  const cfg: Mutable<LogConfig> = { ...DEFAULT_LOG_CONFIG };
+  for (const [topicKey, synonyms] of Object.entries(BROKER_SYNONYMS)) {
+    const found = synonyms.find(([brokerKey]) => props[brokerKey] !== undefined);
+    if (!found) continue;
+    const [brokerKey, factor] = found;
+    const raw = String(props[brokerKey]).trim();
+    let value = raw;
+    if (factor !== 1) {
+      if (!/^-?\d+$/.test(raw)) throw new InvalidLogConfigError(brokerKey, raw, "an integer");
+      const n = BigInt(raw);
+      value = n < 0n ? "-1" : String(n * BigInt(factor));
+    }
+    try {
+      PARSERS[topicKey](cfg, topicKey, value);
+    } catch (e) {
+      if (e instanceof InvalidLogConfigError) throw new InvalidLogConfigError(brokerKey, raw, e.expected);
+      throw e;
+    }
+  }
+  return Object.freeze(cfg);
 }

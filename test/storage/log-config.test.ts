@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  brokerLogConfigFrom,
   DEFAULT_LOG_CONFIG,
   InvalidLogConfigError,
   LONG_MAX,
@@ -78,4 +79,35 @@ test("bad values give a one-line error naming the key, the value and what was ex
       `${key}=${value}`,
     );
   }
+});
+
+test("broker defaults come from server.properties synonyms with Kafka's priorities and units", () => {
+  const c = brokerLogConfigFrom({
+    "log.segment.bytes": "104857600",
+    "log.retention.hours": "168",
+    "log.retention.minutes": "30",
+    "log.roll.hours": "2",
+    "log.flush.interval.messages": "10000",
+    "log.flush.scheduler.interval.ms": "3000",
+    "log.cleanup.policy": "compact,delete",
+    "message.max.bytes": "2000000",
+  });
+  assert.equal(c.segmentBytes, 104857600);
+  assert.equal(c.retentionMs, 30 * 60_000, "log.retention.minutes wins over log.retention.hours");
+  assert.equal(c.segmentMs, 2 * 3_600_000);
+  assert.equal(c.flushMessages, 10000n);
+  assert.equal(c.flushMs, 3000, "log.flush.interval.ms falls back to log.flush.scheduler.interval.ms");
+  assert.deepEqual(c.cleanupPolicy, ["compact", "delete"]);
+  assert.equal(c.maxMessageBytes, 2000000);
+  assert.equal(brokerLogConfigFrom({ "log.retention.ms": "5", "log.retention.hours": "1" }).retentionMs, 5);
+  assert.equal(brokerLogConfigFrom({ "log.retention.hours": "-1" }).retentionMs, -1);
+  assert.deepEqual(brokerLogConfigFrom({}), DEFAULT_LOG_CONFIG);
+  assert.throws(
+    () => brokerLogConfigFrom({ "log.retention.hours": "a week" }),
+    /Invalid value "a week" for configuration log.retention.hours: expected an integer/,
+  );
+  assert.throws(
+    () => brokerLogConfigFrom({ "log.segment.bytes": "-5" }),
+    (e: unknown) => e instanceof InvalidLogConfigError && e.key === "log.segment.bytes",
+  );
 });

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -232,6 +233,35 @@ test("deleting a log removes its directory and its checkpoint entries; leftover 
       again.allLogs().map((l) => l.tp.topic),
       ["keep"],
     );
+    again.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+test("damaged checkpoint files at the root of a log dir are reported, not trusted, and never stop startup", async () => {
+  const { dirs, cleanup } = tempDirs(1);
+  try {
+    const time = new MockTime();
+    const { lm } = start(dirs, time);
+    const log = lm.getOrCreateLog({ topic: "t", partition: 0 });
+    for (let i = 0; i < 5; i++) log.appendAsLeader(batch(2), 0);
+    log.updateHighWatermark(log.logEndOffset);
+    lm.shutdown();
+    const damage: Array<[string, string]> = [
+      ["recovery-point-offset-checkpoint", "0\n1\nt 0 not-a-number\n"],
+      ["log-start-offset-checkpoint", "7\n"],
+      ["replication-offset-checkpoint", "0\n99\nt 0 5\n"],
+    ];
+    for (const [name, text] of damage) writeFileSync(join(dirs[0], name), text);
+    rmSync(join(dirs[0], ".kafka_cleanshutdown"));
+    const { result: again, lines } = await captureLogs(() => start(dirs, time).lm);
+    const warned = lines.filter((l) => /WARN/.test(l) && /Ignoring damaged checkpoint/.test(l));
+    assert.equal(warned.length, 2, lines.join("\n")); // the HW checkpoint is read later by the replica layer
+    assert.equal(again.readHighWatermarks(dirs[0]).size, 0);
+    const reopened = again.getLog({ topic: "t", partition: 0 })!;
+    assert.equal(reopened.logEndOffset, 10n, "recovered from offset 0 with nothing lost");
+    assert.equal(reopened.logStartOffset, 0n);
     again.shutdown();
   } finally {
     cleanup();
