@@ -1,0 +1,24 @@
+// BrokerServices: what the API handlers are built over. The broker server creates each service once and
+// passes this object to every handler factory (`server/handlers/NN-name.ts`).
+
+import type { Scheduler } from "../common/scheduler.js";
+import type { Time } from "../common/time.js";
+import type { LogManager } from "../storage/log-manager.js";
+import type { KafkaConfig } from "./kafka-config.js";
+import type { MetadataCache } from "./metadata/metadata-cache.js";
+import type { TopicAdmin } from "./metadata/topic-admin.js";
+import type { ReplicaManager } from "./replication/replica-manager.js";
+
+export interface BrokerServices {
+  readonly brokerId: number;
+  readonly config: KafkaConfig;
+  readonly time: Time;
+  readonly scheduler: Scheduler;
+  readonly logManager: LogManager;
+  /** Cluster metadata as this broker knows it: brokers, topics, partitions, leaders, topic configs. */
+  readonly metadata: MetadataCache;
+  /** Topic and config changes (CreateTopics, DeleteTopics, CreatePartitions, Alter/IncrementalAlterConfigs). */
+  readonly topicAdmin: TopicAdmin;
+  /** The partitions this broker hosts: produce, fetch, offsets. */
+  readonly replicaManager: ReplicaManager;
+}

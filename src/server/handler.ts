@@ -1,0 +1,17 @@
+// The handler contract: one file per API key under server/handlers/ (`00-produce.ts`, `01-fetch.ts`,
+// …). The pipeline decodes the body, calls the handler with typed data, and encodes what it returns;
+// per-partition failures are error codes in the returned body, and only framing errors close a
+// connection. A handler returns NO_RESPONSE when Kafka sends none (Produce with acks=0).
+
+import type { RequestContext } from "./request-context.js";
+
+export const NO_RESPONSE: unique symbol = Symbol("no response");
+
+export type Handler<Req, Res> = (ctx: RequestContext, request: Req) => Promise<Res | typeof NO_RESPONSE>;
+
+/** A handler module's registration: its API key and the handler built over the broker's services. */
+export interface HandlerRegistration {
+  readonly apiKey: number;
+  // biome-ignore lint/suspicious/noExplicitAny: the registry is keyed by API; each handler is typed in its own file
+  readonly handle: Handler<any, any>;
+}
