@@ -4,6 +4,8 @@
 
 import { readFileSync } from "node:fs";
 import { runDumpLog } from "./tools/dump-log.js";
+import { runServerStart } from "./tools/server-start.js";
+import { runServerStop } from "./tools/server-stop.js";
 
 interface Tool {
   readonly summary: string;
@@ -15,6 +17,14 @@ const TOOLS: Record<string, Tool> = {
   "dump-log": {
     summary: "Dump the contents of log segments, indexes and snapshots (kafka-dump-log.sh)",
     run: runDumpLog,
+  },
+  "server-start": {
+    summary: "Start a broker: server-start [server.properties] [--override k=v]... (kafka-server-start.sh)",
+    run: runServerStart,
+  },
+  "server-stop": {
+    summary: "Stop the running brokers with SIGTERM (kafka-server-stop.sh)",
+    run: runServerStop,
   },
 };
 

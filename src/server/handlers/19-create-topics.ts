@@ -1,0 +1,76 @@
+// CreateTopics (API key 19), every version 0–7, Kafka's ZkAdminManager.createTopics through TopicAdmin:
+// validation (names, partitions, replication factor, assignments, configs), validate_only, and, when
+// timeout_ms > 0, waiting until every new partition has a leader (REQUEST_TIMED_OUT otherwise). From v5 a
+// created topic reports its partition count, replication factor and configs; v7 its topic id.
+
+import { ApiKey } from "../../protocol/generated/api-table.js";
+import type { CreateTopicsRequest } from "../../protocol/generated/messages/CreateTopicsRequest.js";
+import {
+  type CreatableTopicResult,
+  type CreateTopicsResponse,
+  defaultCreatableTopicResult,
+  defaultCreateTopicsResponse,
+} from "../../protocol/generated/messages/CreateTopicsResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import type { HandlerRegistration } from "../handler.js";
+import { ZERO_UUID } from "../metadata/zk-data.js";
+import type { RequestContext } from "../request-context.js";
+
+export function createTopicsHandler(services: BrokerServices): HandlerRegistration {
+  return {
+    apiKey: ApiKey.CreateTopics,
+    minVersion: 0,
+    maxVersion: 7,
+    handle: async (ctx: RequestContext, request: CreateTopicsRequest): Promise<CreateTopicsResponse> => {
+      const v = ctx.apiVersion;
+      const results = await services.topicAdmin.createTopics(
+        request.topics.map((t) => ({
+          name: t.name,
+          numPartitions: t.numPartitions,
+          replicationFactor: t.replicationFactor,
+          assignments: t.assignments,
+          configs: t.configs,
+        })),
+        { validateOnly: v >= 1 && request.validateOnly, timeoutMs: request.timeoutMs },
+      );
+      return {
+        ...defaultCreateTopicsResponse(),
+        topics: results.map(
+          (r): CreatableTopicResult => ({
+            ...defaultCreatableTopicResult(),
+            name: r.name,
+            topicId: v >= 7 ? r.topicId : ZERO_UUID,
+            errorCode: r.error ? r.error.code : 0,
+            errorMessage: r.error ? r.error.message : null,
+            numPartitions: r.error ? -1 : r.numPartitions,
+            replicationFactor: r.error ? -1 : r.replicationFactor,
+            configs:
+              v >= 5 && !r.error
+                ? r.configs.map((c) => ({
+                    name: c.name,
+                    value: c.value,
+                    readOnly: c.readOnly,
+                    configSource: c.source,
+                    isSensitive: c.isSensitive,
+                  }))
+                : [],
+          }),
+        ),
+      };
+    },
+    errorResponse: (
+      request: CreateTopicsRequest,
+      _version: number,
+      errorCode: number,
+      message: string | null,
+    ) => ({
+      ...defaultCreateTopicsResponse(),
+      topics: request.topics.map((t) => ({
+        ...defaultCreatableTopicResult(),
+        name: t.name,
+        errorCode,
+        errorMessage: message,
+      })),
+    }),
+  };
+}

@@ -1,0 +1,84 @@
+// The static list of API handlers the broker serves (Kafka's KafkaApis match over ApiKeys): one factory
+// per `handlers/NN-name.ts` file, each built over the BrokerServices. ApiVersions (18) is not here: the
+// RequestPipeline adds it itself, since it lists this registry. An API whose handler is not in this list
+// is neither advertised in ApiVersions nor served (its requests close the connection, as Kafka does for
+// APIs not enabled on a listener).
+//
+// Produce is advertised from v0 but accepted from v3 (docs/record-format.md: librdkafka enables its
+// compression codecs only when the broker lists Produce v0–v2); a Produce v0–v2 request is answered with
+// UNSUPPORTED_VERSION in every partition (`produceErrorResponse`), as Kafka 4.0 does.
+
+import type { ProduceRequest } from "../../protocol/generated/messages/ProduceRequest.js";
+import {
+  defaultPartitionProduceResponse,
+  defaultProduceResponse,
+  defaultTopicProduceResponse,
+  type ProduceResponse,
+} from "../../protocol/generated/messages/ProduceResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import type { HandlerRegistration } from "../handler.js";
+import { produceHandler } from "./00-produce.js";
+import { fetchHandler } from "./01-fetch.js";
+import { listOffsetsHandler } from "./02-list-offsets.js";
+import { metadataHandler } from "./03-metadata.js";
+import { createTopicsHandler } from "./19-create-topics.js";
+import { deleteTopicsHandler } from "./20-delete-topics.js";
+import { deleteRecordsHandler } from "./21-delete-records.js";
+import { offsetForLeaderEpochHandler } from "./23-offset-for-leader-epoch.js";
+import { describeConfigsHandler } from "./32-describe-configs.js";
+import { alterConfigsHandler } from "./33-alter-configs.js";
+import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
+import { createPartitionsHandler } from "./37-create-partitions.js";
+import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
+import { describeClusterHandler } from "./60-describe-cluster.js";
+
+export type HandlerFactory = (services: BrokerServices) => HandlerRegistration;
+
+/** Kafka's ProduceRequest.getErrorResponse: the error in every partition of the request. */
+export function produceErrorResponse(
+  request: ProduceRequest,
+  _version: number,
+  errorCode: number,
+  message: string | null,
+): ProduceResponse {
+  return {
+    ...defaultProduceResponse(),
+    responses: request.topicData.map((t) => ({
+      ...defaultTopicProduceResponse(),
+      name: t.name,
+      partitionResponses: t.partitionData.map((p) => ({
+        ...defaultPartitionProduceResponse(),
+        index: p.index,
+        errorCode,
+        errorMessage: message,
+      })),
+    })),
+  };
+}
+
+const produce: HandlerFactory = (services) => ({
+  errorResponse: produceErrorResponse,
+  ...produceHandler(services),
+  advertisedMinVersion: 0,
+});
+
+export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
+  produce,
+  fetchHandler,
+  listOffsetsHandler,
+  metadataHandler,
+  createTopicsHandler,
+  deleteTopicsHandler,
+  deleteRecordsHandler,
+  offsetForLeaderEpochHandler,
+  describeConfigsHandler,
+  alterConfigsHandler,
+  describeLogDirsHandler,
+  createPartitionsHandler,
+  incrementalAlterConfigsHandler,
+  describeClusterHandler,
+];
+
+export function buildHandlers(services: BrokerServices): HandlerRegistration[] {
+  return HANDLER_FACTORIES.map((factory) => factory(services));
+}

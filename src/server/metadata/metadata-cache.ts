@@ -1,0 +1,496 @@
+// MetadataCache: the cluster metadata as this broker knows it, which the API handlers read (Kafka's
+// ZkMetadataCache). Owns the in-memory view of: cluster id, controller id, alive brokers (endpoints per
+// listener, racks), topics (ids, replica assignment, partition states), topic configs and dynamic broker
+// configs, and topics queued for deletion. It reads them from the MetadataStore and follows the store's
+// watches, so the same cache serves the embedded store and ZooKeeper. Each applied change is delivered
+// to onChange listeners as a delta (new/changed partition states, removed partitions, changed topic
+// configs); the broker server turns deltas into becomeLeaderOrFollower / stopReplicas / setTopicConfig.
+// Store events are applied one at a time, in order.
+
+import { Logger } from "../../common/logger.js";
+import type { Scheduler } from "../../common/scheduler.js";
+import type { MetadataStore } from "./metadata-store.js";
+import { MetadataStoreError } from "./metadata-store.js";
+import type { PartitionState } from "./partition-state.js";
+import {
+  type BrokerEndPoint,
+  BrokerIdZNode,
+  ClusterIdZNode,
+  ConfigEntityChangeNotificationSequenceZNode,
+  ConfigEntityZNode,
+  ControllerZNode,
+  TopicPartitionStateZNode,
+  TopicZNode,
+  ZkPaths,
+} from "./zk-data.js";
+
+export interface AliveBroker {
+  readonly id: number;
+  readonly rack: string | null;
+  readonly endpoints: readonly BrokerEndPoint[];
+}
+
+export interface MetadataDelta {
+  /** Partition states that are new or changed (leader, epoch, ISR, replicas). */
+  readonly partitions: PartitionState[];
+  /** Partitions that no longer exist (topic deleted). */
+  readonly removed: Array<{ topic: string; partition: number }>;
+  /** Topic configs that were set or changed ({} when every override was removed or the topic is new). */
+  readonly topicConfigs: Map<string, Record<string, string>>;
+}
+
+export type MetadataListener = (delta: MetadataDelta) => void;
+
+interface TopicEntry {
+  topicId: string;
+  assignment: ReadonlyMap<number, readonly number[]>;
+  states: Map<number, PartitionState>;
+}
+
+export interface MetadataCacheOptions {
+  readonly brokerId: number;
+  readonly logger?: Logger;
+}
+
+const INTERNAL_TOPICS = new Set(["__consumer_offsets", "__transaction_state"]);
+
+export function isInternalTopic(topic: string): boolean {
+  return INTERNAL_TOPICS.has(topic);
+}
+
+export class MetadataCache {
+  private readonly log: Logger;
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+  private started = false;
+  private _clusterId: string | null = null;
+  private _controllerId = -1;
+  private brokers = new Map<number, AliveBroker>();
+  private readonly topics = new Map<string, TopicEntry>();
+  private readonly topicsById = new Map<string, string>();
+  private readonly topicConfigs = new Map<string, Record<string, string>>();
+  private readonly brokerConfigs = new Map<string, Record<string, string>>();
+  private deleting = new Set<string>();
+  private lastConfigChange = -1;
+  private readonly listeners = new Set<MetadataListener>();
+  private readonly stateWatches = new Set<string>();
+  private readonly topicWatches = new Set<string>();
+  private pending: MutableDelta = emptyDelta();
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    private readonly store: MetadataStore,
+    readonly options: MetadataCacheOptions,
+  ) {
+    this.log = (options.logger ?? new Logger("kafka.server.metadata.ZkMetadataCache")).withContext(
+      `MetadataCache brokerId=${options.brokerId}`,
+    );
+  }
+
+  /**
+   * Loads everything and starts following the store. Listeners registered before start() receive the
+   * initial state as one delta (every partition, every topic config).
+   */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.enqueue("load", async () => {
+      await this.loadClusterId();
+      await this.loadController();
+      await this.loadBrokers();
+      await this.loadTopics();
+      await this.loadDeletions();
+      await this.loadConfigChanges(true);
+      for (const name of await this.childrenOrEmpty(ZkPaths.configBrokers)) await this.loadBrokerConfig(name);
+    });
+  }
+
+  /** Resolves when every store event received so far has been applied. */
+  async idle(): Promise<void> {
+    let q: Promise<void>;
+    do {
+      q = this.queue;
+      await q;
+    } while (q !== this.queue);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.listeners.clear();
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  }
+
+  /** Registers a listener for deltas; returns a function that unregisters it. */
+  onChange(listener: MetadataListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // ---- reads ----
+
+  get clusterId(): string | null {
+    return this._clusterId;
+  }
+
+  /** The controller's broker id, -1 when there is none. */
+  get controllerId(): number {
+    return this._controllerId;
+  }
+
+  aliveBrokers(): AliveBroker[] {
+    return [...this.brokers.values()].sort((a, b) => a.id - b.id);
+  }
+
+  aliveBroker(id: number): AliveBroker | undefined {
+    return this.brokers.get(id);
+  }
+
+  isBrokerAlive(id: number): boolean {
+    return this.brokers.has(id);
+  }
+
+  /** The broker's endpoint on a listener (e.g. the listener a request came in on). */
+  endpointFor(id: number, listenerName: string): BrokerEndPoint | undefined {
+    return this.brokers.get(id)?.endpoints.find((e) => e.listenerName === listenerName);
+  }
+
+  topicNames(): string[] {
+    return [...this.topics.keys()].sort();
+  }
+
+  hasTopic(topic: string): boolean {
+    return this.topics.has(topic);
+  }
+
+  topicId(topic: string): string | undefined {
+    return this.topics.get(topic)?.topicId;
+  }
+
+  topicName(topicId: string): string | undefined {
+    return this.topicsById.get(topicId);
+  }
+
+  /** Replica assignment (partition → replicas), undefined for an unknown topic. */
+  assignment(topic: string): ReadonlyMap<number, readonly number[]> | undefined {
+    return this.topics.get(topic)?.assignment;
+  }
+
+  numPartitions(topic: string): number | undefined {
+    return this.topics.get(topic)?.assignment.size;
+  }
+
+  /** The partitions of a topic that have a state (leader chosen), by partition index. */
+  partitionStates(topic: string): PartitionState[] {
+    const t = this.topics.get(topic);
+    if (!t) return [];
+    return [...t.states.values()].sort((a, b) => a.partition - b.partition);
+  }
+
+  partitionState(topic: string, partition: number): PartitionState | undefined {
+    return this.topics.get(topic)?.states.get(partition);
+  }
+
+  /** Every known partition state. */
+  allPartitionStates(): PartitionState[] {
+    const out: PartitionState[] = [];
+    for (const name of this.topicNames()) out.push(...this.partitionStates(name));
+    return out;
+  }
+
+  /** The topic's config overrides (raw strings), {} when none. */
+  topicConfig(topic: string): Record<string, string> {
+    return { ...(this.topicConfigs.get(topic) ?? {}) };
+  }
+
+  /** Dynamic broker configs of `/config/brokers/<entity>` (broker id or "<default>"). */
+  brokerConfig(entity: string): Record<string, string> {
+    return { ...(this.brokerConfigs.get(entity) ?? {}) };
+  }
+
+  isMarkedForDeletion(topic: string): boolean {
+    return this.deleting.has(topic);
+  }
+
+  /**
+   * Resolves true once `predicate` holds (checked after each applied change), false after `timeoutMs`
+   * (or when the cache closes).
+   */
+  waitUntil(predicate: () => boolean, timeoutMs: number, scheduler: Scheduler): Promise<boolean> {
+    if (predicate()) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (this.closed || predicate()) {
+          this.waiters.delete(check);
+          task.cancel();
+          resolve(!this.closed);
+        }
+      };
+      const task = scheduler.schedule(
+        "metadata-wait",
+        () => {
+          this.waiters.delete(check);
+          resolve(predicate());
+        },
+        timeoutMs,
+      );
+      this.waiters.add(check);
+    });
+  }
+
+  // ---- event processing ----
+
+  private enqueue(name: string, fn: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      if (this.closed) return;
+      try {
+        await fn();
+      } catch (e) {
+        if (this.closed || (e instanceof MetadataStoreError && e.code === "SessionExpired")) return;
+        this.log.error(`Error applying metadata event ${name}: ${(e as Error).message}`);
+      }
+      this.flush();
+    });
+    return this.queue;
+  }
+
+  private flush(): void {
+    const p = this.pending;
+    if (p.partitions.size > 0 || p.removed.length > 0 || p.topicConfigs.size > 0) {
+      this.pending = emptyDelta();
+      const d: MetadataDelta = {
+        partitions: [...p.partitions.values()],
+        removed: p.removed,
+        topicConfigs: p.topicConfigs,
+      };
+      for (const l of this.listeners) {
+        try {
+          l(d);
+        } catch (e) {
+          this.log.error(`Metadata listener failed: ${(e as Error).message}`);
+        }
+      }
+    }
+    for (const w of [...this.waiters]) w();
+  }
+
+  private async childrenOrEmpty(path: string, watch?: () => void): Promise<string[]> {
+    try {
+      return await this.store.getChildren(path, watch);
+    } catch (e) {
+      if (e instanceof MetadataStoreError && e.code === "NoNode") {
+        if (watch) await this.store.exists(path, watch);
+        return [];
+      }
+      throw e;
+    }
+  }
+
+  private async loadClusterId(): Promise<void> {
+    const n = await this.store.get(ZkPaths.clusterId);
+    if (n) this._clusterId = ClusterIdZNode.decode(ZkPaths.clusterId, n.data);
+    else
+      await this.store.exists(
+        ZkPaths.clusterId,
+        () => void this.enqueue("clusterId", () => this.loadClusterId()),
+      );
+  }
+
+  private async loadController(): Promise<void> {
+    const watch = (): void => void this.enqueue("controller", () => this.loadController());
+    const n = await this.store.get(ZkPaths.controller, watch);
+    if (!n) {
+      this._controllerId = -1;
+      await this.store.exists(ZkPaths.controller, watch);
+      return;
+    }
+    this._controllerId = ControllerZNode.decode(ZkPaths.controller, n.data);
+  }
+
+  private async loadBrokers(): Promise<void> {
+    const ids = await this.childrenOrEmpty(ZkPaths.brokerIds, () => {
+      void this.enqueue("brokers", () => this.loadBrokers());
+    });
+    const next = new Map<number, AliveBroker>();
+    for (const name of ids) {
+      const id = Number(name);
+      if (!Number.isInteger(id)) continue;
+      const n = await this.store.get(ZkPaths.brokerId(id));
+      if (!n) continue;
+      const reg = BrokerIdZNode.decode(ZkPaths.brokerId(id), id, n.data);
+      next.set(id, { id, rack: reg.rack, endpoints: reg.endpoints });
+    }
+    this.brokers = next;
+  }
+
+  private async loadTopics(): Promise<void> {
+    const names = await this.childrenOrEmpty(ZkPaths.topics, () => {
+      void this.enqueue("topics", () => this.loadTopics());
+    });
+    const present = new Set(names);
+    for (const name of names) if (!this.topics.has(name)) await this.loadTopic(name);
+    for (const name of [...this.topics.keys()]) if (!present.has(name)) this.removeTopic(name);
+  }
+
+  private removeTopic(name: string): void {
+    const t = this.topics.get(name);
+    if (!t) return;
+    for (const p of t.assignment.keys()) this.pending.removed.push({ topic: name, partition: p });
+    this.topics.delete(name);
+    this.topicsById.delete(t.topicId);
+    this.topicConfigs.delete(name);
+    this.pending.topicConfigs.delete(name);
+    for (const [k, st] of this.pending.partitions) if (st.topic === name) this.pending.partitions.delete(k);
+  }
+
+  /** (Re)reads a topic's assignment and its partition states. */
+  private async loadTopic(name: string): Promise<void> {
+    const path = ZkPaths.topic(name);
+    const watch = !this.topicWatches.has(name);
+    const n = await this.store.get(
+      path,
+      watch
+        ? () => {
+            this.topicWatches.delete(name);
+            void this.enqueue(`topic ${name}`, () => this.loadTopic(name));
+          }
+        : undefined,
+    );
+    if (!n) {
+      this.removeTopic(name);
+      return;
+    }
+    if (watch) this.topicWatches.add(name);
+    const a = TopicZNode.decode(path, n.data);
+    let entry = this.topics.get(name);
+    if (entry && entry.topicId !== a.topicId) {
+      // Deleted and re-created under the same name: the old partitions go first, in their own delta, so
+      // a listener never sees a removal and a creation of the same partition together.
+      this.removeTopic(name);
+      this.flush();
+      entry = undefined;
+    }
+    const isNew = !entry;
+    if (!entry) {
+      entry = { topicId: a.topicId, assignment: a.partitions, states: new Map() };
+      this.topics.set(name, entry);
+      this.topicsById.set(a.topicId, name);
+      const cfg = await this.store.get(ZkPaths.configTopic(name));
+      const config = cfg ? ConfigEntityZNode.decode(ZkPaths.configTopic(name), cfg.data) : {};
+      this.topicConfigs.set(name, config);
+      this.pending.topicConfigs.set(name, config);
+    } else {
+      entry.assignment = a.partitions;
+    }
+    for (const [p, replicas] of a.partitions) {
+      const prev = entry.states.get(p);
+      if (isNew || !prev || !this.stateWatches.has(`${name}/${p}`)) await this.loadState(name, p);
+      else if (!sameInts(prev.replicas, replicas)) {
+        // Reassigned: same leadership, new replica set.
+        const next: PartitionState = { ...prev, replicas };
+        entry.states.set(p, next);
+        this.pending.partitions.delete(`${name}/${p}`);
+        this.pending.partitions.set(`${name}/${p}`, next);
+      }
+    }
+  }
+
+  private async loadState(topic: string, partition: number): Promise<void> {
+    const key = `${topic}/${partition}`;
+    const path = ZkPaths.partitionState(topic, partition);
+    const entry = this.topics.get(topic);
+    if (!entry) return;
+    const watcher = (): void => {
+      this.stateWatches.delete(key);
+      void this.enqueue(`state ${key}`, () => this.loadState(topic, partition));
+    };
+    const watch = !this.stateWatches.has(key);
+    const n = await this.store.get(path, watch ? watcher : undefined);
+    if (!n) {
+      // Not created yet by the controller: wait for it.
+      if (watch) await this.store.exists(path, watcher);
+      this.stateWatches.add(key);
+      return;
+    }
+    if (watch) this.stateWatches.add(key);
+    const s = TopicPartitionStateZNode.decode(path, n.data);
+    const replicas = entry.assignment.get(partition) ?? [];
+    const prev = entry.states.get(partition);
+    const next: PartitionState = {
+      topic,
+      topicId: entry.topicId,
+      partition,
+      controllerEpoch: s.controllerEpoch,
+      leader: s.leader,
+      leaderEpoch: s.leaderEpoch,
+      isr: s.isr,
+      replicas,
+      zkVersion: n.stat.version,
+    };
+    if (prev && prev.zkVersion === next.zkVersion && sameInts(prev.replicas, replicas)) return;
+    entry.states.set(partition, next);
+    this.pending.partitions.delete(key);
+    this.pending.partitions.set(key, next);
+  }
+
+  private async loadDeletions(): Promise<void> {
+    const names = await this.childrenOrEmpty(ZkPaths.deleteTopics, () => {
+      void this.enqueue("delete_topics", () => this.loadDeletions());
+    });
+    this.deleting = new Set(names);
+  }
+
+  /** Follows /config/changes: re-reads the entity each new notification names. */
+  private async loadConfigChanges(initial = false): Promise<void> {
+    const names = await this.childrenOrEmpty(ZkPaths.configChanges, () => {
+      void this.enqueue("config changes", () => this.loadConfigChanges());
+    });
+    const prefix = "config_change_";
+    for (const name of names) {
+      if (!name.startsWith(prefix)) continue;
+      const seq = Number(name.slice(prefix.length));
+      if (!Number.isInteger(seq) || seq <= this.lastConfigChange) continue;
+      this.lastConfigChange = seq;
+      if (initial) continue; // the initial load already read every entity
+      const path = `${ZkPaths.configChanges}/${name}`;
+      const n = await this.store.get(path);
+      if (!n) continue;
+      const entityPath = ConfigEntityChangeNotificationSequenceZNode.decode(path, n.data);
+      const slash = entityPath.indexOf("/");
+      const type = entityPath.slice(0, slash);
+      const entity = entityPath.slice(slash + 1);
+      if (type === "topics") await this.loadTopicConfig(entity);
+      else if (type === "brokers") await this.loadBrokerConfig(entity);
+    }
+  }
+
+  private async loadTopicConfig(topic: string): Promise<void> {
+    if (!this.topics.has(topic)) return;
+    const n = await this.store.get(ZkPaths.configTopic(topic));
+    const config = n ? ConfigEntityZNode.decode(ZkPaths.configTopic(topic), n.data) : {};
+    this.topicConfigs.set(topic, config);
+    this.pending.topicConfigs.set(topic, config);
+  }
+
+  private async loadBrokerConfig(entity: string): Promise<void> {
+    const n = await this.store.get(ZkPaths.configBroker(entity));
+    const config = n ? ConfigEntityZNode.decode(ZkPaths.configBroker(entity), n.data) : {};
+    this.brokerConfigs.set(entity, config);
+  }
+}
+
+interface MutableDelta {
+  /** by "topic/partition", in order of change */
+  partitions: Map<string, PartitionState>;
+  removed: Array<{ topic: string; partition: number }>;
+  topicConfigs: Map<string, Record<string, string>>;
+}
+
+function emptyDelta(): MutableDelta {
+  return { partitions: new Map(), removed: [], topicConfigs: new Map() };
+}
+
+function sameInts(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

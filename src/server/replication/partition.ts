@@ -1,0 +1,498 @@
+// Partition: one partition as this broker hosts it, Kafka's Partition. It owns the partition's leadership
+// as this broker knows it (leader, leader epoch, ISR, assignment), the local replica's log, and, when it is
+// the leader, the state of the other replicas (their log end offsets, Kafka's remote replica state) from
+// which it moves the high watermark: HW = min LEO over the ISR (with RF 1 the ISR is [self], so the HW is
+// the log end offset after every append). Leader-side appends check leadership and min.insync.replicas;
+// reads check leadership and the caller's leader epoch and bound what is visible by the fetch isolation.
+//
+// Follower fetching, ISR shrink/expand and AlterPartition are not here yet (multi-broker issues); the
+// follower-state tracking (updateFollowerFetchState) is the hook they use.
+
+import type { Time } from "../../common/time.js";
+import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
+import { type ErrorName, KafkaError } from "../../protocol/errors.js";
+import {
+  batchSizeAt,
+  CorruptRecordError,
+  decodeBatchRecords,
+  LOG_OVERHEAD,
+} from "../../protocol/records/index.js";
+import {
+  UNDEFINED_EPOCH,
+  UNDEFINED_EPOCH_OFFSET,
+} from "../../storage/leader-epoch/leader-epoch-file-cache.js";
+import type { LogManager } from "../../storage/log-manager.js";
+import {
+  EARLIEST_LOCAL_TIMESTAMP,
+  EARLIEST_TIMESTAMP,
+  type FetchIsolation,
+  LATEST_TIMESTAMP,
+  type LogAppendInfo,
+  type LogReadResult,
+  type TimestampAndOffset,
+  type UnifiedLog,
+} from "../../storage/unified-log.js";
+import type { PartitionState } from "../metadata/partition-state.js";
+
+/** The leader epoch a request carries when it has none (RecordBatch.NO_PARTITION_LEADER_EPOCH). */
+export const NO_LEADER_EPOCH = -1;
+
+/** What the leader knows of another replica (Kafka's ReplicaState). */
+export interface ReplicaState {
+  readonly brokerId: number;
+  logEndOffset: bigint;
+  logStartOffset: bigint;
+  lastCaughtUpTimeMs: number;
+  lastFetchTimeMs: number;
+}
+
+/** A produce rejected because of individual records (Kafka's RecordValidationException; ProduceResponse v8+). */
+export class RecordValidationError extends KafkaError {
+  constructor(
+    message: string,
+    readonly recordErrors: ReadonlyArray<{ batchIndex: number; message: string | null }>,
+  ) {
+    super("INVALID_RECORD", message);
+  }
+}
+
+/**
+ * Record-level checks that only some topics need (Kafka's LogValidator.validateRecord): a compacted
+ * topic refuses records without a key. Only compacted topics pay for decoding the records here.
+ */
+export function validateRecordsForCompactedTopic(records: Buffer, partitionKey: string): void {
+  const errors: Array<{ batchIndex: number; message: string | null }> = [];
+  let pos = 0;
+  let index = 0;
+  while (pos + LOG_OVERHEAD <= records.length) {
+    const size = batchSizeAt(records, pos);
+    let decoded: ReturnType<typeof decodeBatchRecords>;
+    try {
+      decoded = decodeBatchRecords(records.subarray(pos, pos + size));
+    } catch (e) {
+      if (e instanceof CorruptRecordError) throw new KafkaError("CORRUPT_MESSAGE", e.message);
+      throw e;
+    }
+    for (const r of decoded) {
+      if (r.key === null)
+        errors.push({
+          batchIndex: index,
+          message: `Compacted topic cannot accept message without key in topic partition ${partitionKey}.`,
+        });
+      index++;
+    }
+    pos += size;
+  }
+  if (errors.length > 0) {
+    throw new RecordValidationError(
+      `One or more records have been rejected due to ${errors.length} record errors in total, and only showing the first three errors at most: [${errors
+        .slice(0, 3)
+        .map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.message}')`)
+        .join(", ")}]`,
+      errors,
+    );
+  }
+}
+
+/** A read from the partition with the offsets as they were at that moment. */
+export interface PartitionReadResult extends LogReadResult {
+  leaderEpoch: number;
+}
+
+export class Partition {
+  readonly topicPartition: TopicPartition;
+  readonly key: string;
+  private _log: UnifiedLog | undefined;
+  private _leaderReplicaId = -1;
+  private _leaderEpoch = NO_LEADER_EPOCH;
+  private _controllerEpoch = -1;
+  private _zkVersion = -1;
+  private _isr: readonly number[] = [];
+  /** The log end offset when this broker became leader at the current epoch (Kafka's leaderEpochStartOffsetOpt). */
+  private leaderEpochStartOffset: bigint | undefined;
+  private _assignment: readonly number[] = [];
+  /** Replicas other than this broker, tracked while this broker leads. */
+  private readonly remoteReplicas = new Map<number, ReplicaState>();
+
+  constructor(
+    topicPartition: TopicPartition,
+    private _topicId: string,
+    readonly localBrokerId: number,
+    private readonly logManager: LogManager,
+    private readonly time: Time,
+    /** min.insync.replicas of the partition's topic. */
+    private readonly minInsyncReplicas: () => number,
+  ) {
+    this.topicPartition = { topic: topicPartition.topic, partition: topicPartition.partition };
+    this.key = topicPartitionKey(topicPartition);
+  }
+
+  get topic(): string {
+    return this.topicPartition.topic;
+  }
+
+  get partitionId(): number {
+    return this.topicPartition.partition;
+  }
+
+  get topicId(): string {
+    return this._topicId;
+  }
+
+  get leaderReplicaId(): number {
+    return this._leaderReplicaId;
+  }
+
+  get leaderEpoch(): number {
+    return this._leaderEpoch;
+  }
+
+  get controllerEpoch(): number {
+    return this._controllerEpoch;
+  }
+
+  get zkVersion(): number {
+    return this._zkVersion;
+  }
+
+  get isr(): readonly number[] {
+    return this._isr;
+  }
+
+  get assignment(): readonly number[] {
+    return this._assignment;
+  }
+
+  get isLeader(): boolean {
+    return this._leaderReplicaId === this.localBrokerId;
+  }
+
+  /** The local replica's log (undefined until the partition was made leader or follower). */
+  get log(): UnifiedLog | undefined {
+    return this._log;
+  }
+
+  /** Creates (or opens) the local log; a high watermark from the replication-offset-checkpoint is applied. */
+  createLogIfNotExists(checkpointedHighWatermark: bigint | undefined): UnifiedLog {
+    if (this._log !== undefined) return this._log;
+    const log = this.logManager.getOrCreateLog(this.topicPartition, this._topicId || undefined);
+    if (checkpointedHighWatermark !== undefined) log.updateHighWatermark(checkpointedHighWatermark);
+    this._log = log;
+    return log;
+  }
+
+  private applyState(state: PartitionState): void {
+    if (state.topicId) this._topicId = state.topicId;
+    this._controllerEpoch = state.controllerEpoch;
+    this._zkVersion = state.zkVersion;
+    this._assignment = [...state.replicas];
+    this._isr = [...state.isr];
+    this._leaderReplicaId = state.leader;
+    this._leaderEpoch = state.leaderEpoch;
+  }
+
+  /**
+   * Makes this broker the leader with the state's epoch and ISR (Kafka's makeLeader). Returns whether this
+   * broker was not already the leader at this epoch. The leader's HW may move at once (ISR of one).
+   */
+  makeLeader(state: PartitionState, checkpointedHighWatermark?: bigint): boolean {
+    const wasLeader = this.isLeader && this._leaderEpoch === state.leaderEpoch;
+    const log = this.createLogIfNotExists(checkpointedHighWatermark);
+    const isNewLeaderEpoch = state.leaderEpoch > this._leaderEpoch || !this.isLeader;
+    this.applyState(state);
+    if (isNewLeaderEpoch) this.leaderEpochStartOffset = log.logEndOffset;
+    const now = this.time.milliseconds();
+    // Remote replica state starts unknown (Kafka resets it on a new leader epoch).
+    if (isNewLeaderEpoch) this.remoteReplicas.clear();
+    for (const id of state.replicas) {
+      if (id === this.localBrokerId || this.remoteReplicas.has(id)) continue;
+      this.remoteReplicas.set(id, {
+        brokerId: id,
+        logEndOffset: -1n,
+        logStartOffset: -1n,
+        lastCaughtUpTimeMs: state.isr.includes(id) ? now : 0,
+        lastFetchTimeMs: 0,
+      });
+    }
+    for (const id of [...this.remoteReplicas.keys()])
+      if (!state.replicas.includes(id)) this.remoteReplicas.delete(id);
+    // New leader epoch: later appends are stamped with it; the cache entry is added by the first append.
+    // Kafka writes the epoch at the leader's LEO at once, so OffsetForLeaderEpoch sees it before any append.
+    const cache = log.leaderEpochCache;
+    if (cache !== undefined && state.leaderEpoch >= 0) {
+      const latest = cache.latestEpoch();
+      if (latest === undefined || state.leaderEpoch > latest)
+        cache.assign(state.leaderEpoch, log.logEndOffset);
+    }
+    this.maybeIncrementLeaderHW();
+    return !wasLeader;
+  }
+
+  /** Records another broker as leader (Kafka's makeFollower); fetching from it comes with replication. */
+  makeFollower(state: PartitionState, checkpointedHighWatermark?: bigint): boolean {
+    const changed = this._leaderReplicaId !== state.leader || this._leaderEpoch !== state.leaderEpoch;
+    this.createLogIfNotExists(checkpointedHighWatermark);
+    this.applyState(state);
+    this.leaderEpochStartOffset = undefined;
+    this.remoteReplicas.clear();
+    return changed;
+  }
+
+  /** Error for a request's current_leader_epoch (Kafka's checkCurrentLeaderEpoch), or undefined. */
+  checkCurrentLeaderEpoch(requestEpoch: number): ErrorName | undefined {
+    if (requestEpoch === NO_LEADER_EPOCH) return undefined;
+    if (requestEpoch < this._leaderEpoch) return "FENCED_LEADER_EPOCH";
+    if (requestEpoch > this._leaderEpoch) return "UNKNOWN_LEADER_EPOCH";
+    return undefined;
+  }
+
+  /** The log if this broker may serve the request: leader (or any replica when !fetchOnlyFromLeader). */
+  localLogWithEpochOrThrow(currentLeaderEpoch: number, fetchOnlyFromLeader: boolean): UnifiedLog {
+    const epochError = this.checkCurrentLeaderEpoch(currentLeaderEpoch);
+    if (epochError !== undefined) {
+      throw new KafkaError(
+        epochError,
+        `the leader epoch ${currentLeaderEpoch} of the request for ${this.key} is ${epochError === "FENCED_LEADER_EPOCH" ? "older" : "newer"} than the current leader epoch ${this._leaderEpoch}`,
+      );
+    }
+    if (fetchOnlyFromLeader && !this.isLeader) {
+      throw new KafkaError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.localBrokerId} is not the leader of ${this.key}`,
+      );
+    }
+    if (this._log === undefined) {
+      throw new KafkaError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.localBrokerId} has no replica of ${this.key}`,
+      );
+    }
+    return this._log;
+  }
+
+  /**
+   * Appends a producer's batches (Kafka's appendRecordsToLeader): NOT_LEADER_OR_FOLLOWER when not the
+   * leader; with acks=-1 NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas. The HW
+   * moves when the ISR allows (at once with RF 1). Throws KafkaError.
+   */
+  appendRecordsToLeader(
+    records: Buffer,
+    requiredAcks: number,
+  ): { info: LogAppendInfo; hwIncremented: boolean } {
+    if (!this.isLeader || this._log === undefined) {
+      throw new KafkaError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `Leader not local for partition ${this.key} on broker ${this.localBrokerId}`,
+      );
+    }
+    const minIsr = this.minInsyncReplicas();
+    if (requiredAcks === -1 && this._isr.length < minIsr) {
+      throw new KafkaError(
+        "NOT_ENOUGH_REPLICAS",
+        `The size of the current ISR ${this._isr.length} is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.key}`,
+      );
+    }
+    if (this._log.config.cleanupPolicy.includes("compact"))
+      validateRecordsForCompactedTopic(records, this.key);
+    const info = this._log.appendAsLeader(records, this._leaderEpoch);
+    const hwIncremented = this.maybeIncrementLeaderHW();
+    return { info, hwIncremented };
+  }
+
+  /** HW = min LEO over the ISR (the leader's own LEO included); returns whether it moved. */
+  maybeIncrementLeaderHW(): boolean {
+    const log = this._log;
+    if (!this.isLeader || log === undefined) return false;
+    let newHw = log.logEndOffset;
+    for (const id of this._isr) {
+      if (id === this.localBrokerId) continue;
+      const r = this.remoteReplicas.get(id);
+      // A replica in the ISR that has not fetched yet holds the HW where it is.
+      const leo = r === undefined || r.logEndOffset < 0n ? log.highWatermark : r.logEndOffset;
+      if (leo < newHw) newHw = leo;
+    }
+    if (newHw > log.highWatermark) {
+      log.maybeIncrementHighWatermark(newHw);
+      return true;
+    }
+    return false;
+  }
+
+  /** A follower fetched from fetchOffset: its LEO is that offset (Kafka's updateFollowerFetchState). */
+  updateFollowerFetchState(replicaId: number, fetchOffset: bigint, followerLogStartOffset: bigint): boolean {
+    const r = this.remoteReplicas.get(replicaId);
+    const log = this._log;
+    if (r === undefined || log === undefined) return false;
+    const now = this.time.milliseconds();
+    r.logEndOffset = fetchOffset;
+    r.logStartOffset = followerLogStartOffset;
+    r.lastFetchTimeMs = now;
+    if (fetchOffset >= log.logEndOffset) r.lastCaughtUpTimeMs = now;
+    return this.maybeIncrementLeaderHW();
+  }
+
+  remoteReplicaState(replicaId: number): ReplicaState | undefined {
+    return this.remoteReplicas.get(replicaId);
+  }
+
+  /**
+   * Whether an acks=-1 append up to requiredOffset is done (Kafka's checkEnoughReplicasReachOffset):
+   * undefined while waiting; "NONE" when the HW reached it with enough ISR members;
+   * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas meanwhile.
+   */
+  checkEnoughReplicasReachOffset(requiredOffset: bigint): ErrorName | "NONE" | undefined {
+    const log = this._log;
+    if (!this.isLeader || log === undefined) return "NOT_LEADER_OR_FOLLOWER";
+    if (log.highWatermark < requiredOffset) return undefined;
+    return this._isr.length >= this.minInsyncReplicas() ? "NONE" : "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+  }
+
+  /**
+   * Reads from fetchOffset (Kafka's fetchRecords/readRecords): leadership and epoch checks, then whole
+   * batches up to maxBytes, bounded by the isolation. Throws KafkaError (OFFSET_OUT_OF_RANGE, …).
+   */
+  readRecords(
+    fetchOffset: bigint,
+    currentLeaderEpoch: number,
+    maxBytes: number,
+    isolation: FetchIsolation,
+    fetchOnlyFromLeader: boolean,
+    minOneMessage: boolean,
+  ): PartitionReadResult {
+    const log = this.localLogWithEpochOrThrow(currentLeaderEpoch, fetchOnlyFromLeader);
+    const r = log.read(fetchOffset, maxBytes, isolation, minOneMessage);
+    return { ...r, leaderEpoch: this._leaderEpoch };
+  }
+
+  /** The end of what the isolation lets a reader see. */
+  visibleEndOffset(isolation: FetchIsolation): bigint {
+    const log = this._log;
+    if (log === undefined) return -1n;
+    return isolation === "log-end"
+      ? log.logEndOffset
+      : isolation === "high-watermark"
+        ? log.highWatermark
+        : log.lastStableOffset;
+  }
+
+  /**
+   * ListOffsets on the leader (Kafka's fetchOffsetForTimestamp): latest is the last fetchable offset (HW, or
+   * LSO under read_committed; LEO for a replica), earliest the log start offset, otherwise by timestamp,
+   * only offsets below the last fetchable offset. Undefined when no offset matches.
+   */
+  fetchOffsetForTimestamp(
+    timestamp: bigint,
+    isolation: FetchIsolation,
+    currentLeaderEpoch: number,
+    fetchOnlyFromLeader: boolean,
+  ): TimestampAndOffset | undefined {
+    const log = this.localLogWithEpochOrThrow(currentLeaderEpoch, fetchOnlyFromLeader);
+    const lastFetchableOffset = this.visibleEndOffset(isolation);
+    // A new leader whose HW has not yet reached the start of its epoch cannot answer clients for "latest"
+    // or for a time beyond what is fetchable (Kafka's OFFSET_NOT_AVAILABLE).
+    const offsetsError =
+      isolation !== "log-end" &&
+      this.leaderEpochStartOffset !== undefined &&
+      this.leaderEpochStartOffset > log.highWatermark
+        ? new KafkaError(
+            "OFFSET_NOT_AVAILABLE",
+            `Failed to fetch offsets for partition ${this.key} with leader epoch ${this._leaderEpoch} as this partition's high watermark (${log.highWatermark}) is lagging behind the start offset from the beginning of this epoch (${this.leaderEpochStartOffset}).`,
+          )
+        : undefined;
+    if (timestamp === LATEST_TIMESTAMP) {
+      if (offsetsError) throw offsetsError;
+      return { timestamp: -1n, offset: lastFetchableOffset, leaderEpoch: this._leaderEpoch };
+    }
+    const found = log.fetchOffsetByTimestamp(timestamp);
+    if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return found;
+    if (found !== undefined && found.offset < lastFetchableOffset) return found;
+    if (offsetsError) throw offsetsError;
+    return undefined;
+  }
+
+  /**
+   * ListOffsets v0 (Kafka's legacyFetchOffsetsBefore): segment base offsets (and the LEO) of segments
+   * last modified at or before the timestamp, newest first, at most maxNumOffsets; a consumer never sees
+   * an offset above the high watermark.
+   */
+  legacyFetchOffsetsBefore(timestamp: bigint, maxNumOffsets: number, fetchOnlyFromLeader: boolean): bigint[] {
+    const log = this.localLogWithEpochOrThrow(NO_LEADER_EPOCH, fetchOnlyFromLeader);
+    const segments = log.segments();
+    const offsetTime: Array<[bigint, number]> = segments.map((s) => [
+      maxOffset(s.baseOffset, log.logStartOffset),
+      s.lastModified,
+    ]);
+    if (segments[segments.length - 1].size > 0) offsetTime.push([log.logEndOffset, this.time.milliseconds()]);
+    let start: number;
+    if (timestamp === LATEST_TIMESTAMP) start = offsetTime.length - 1;
+    else if (timestamp === EARLIEST_TIMESTAMP) start = 0;
+    else {
+      start = offsetTime.length - 1;
+      while (start >= 0 && BigInt(offsetTime[start][1]) > timestamp) start--;
+    }
+    const out: bigint[] = [];
+    for (let n = Math.min(maxNumOffsets, start + 1); n > 0; n--) out.push(offsetTime[start--][0]);
+    out.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    if (!fetchOnlyFromLeader) return out;
+    const hw = log.highWatermark;
+    if (out.some((o) => o > hw)) return [hw, ...out.filter((o) => o <= hw)];
+    return out;
+  }
+
+  /**
+   * DeleteRecords on the leader: -1 means the high watermark; the log start offset moves up (never past the
+   * HW: OFFSET_OUT_OF_RANGE). Returns the low watermark (the smallest log start offset of the replicas).
+   */
+  deleteRecordsOnLeader(offset: bigint): bigint {
+    const log = this.localLogWithEpochOrThrow(NO_LEADER_EPOCH, true);
+    if (log.config.cleanupPolicy.includes("compact") && !log.config.cleanupPolicy.includes("delete")) {
+      throw new KafkaError(
+        "POLICY_VIOLATION",
+        `Records of partition ${this.key} can not be deleted due to the configured policy`,
+      );
+    }
+    const converted = offset === -1n ? log.highWatermark : offset;
+    if (converted < 0n) {
+      throw new KafkaError(
+        "OFFSET_OUT_OF_RANGE",
+        `The offset ${offset} for partition ${this.key} is not valid`,
+      );
+    }
+    log.maybeIncrementLogStartOffset(converted);
+    return this.lowWatermark();
+  }
+
+  /** The smallest log start offset over the replicas (Kafka's lowWatermarkIfLeader). */
+  lowWatermark(): bigint {
+    const log = this._log;
+    if (log === undefined) return -1n;
+    let low = log.logStartOffset;
+    for (const r of this.remoteReplicas.values())
+      if (r.logStartOffset >= 0n && r.logStartOffset < low) low = r.logStartOffset;
+    return low;
+  }
+
+  /**
+   * OffsetForLeaderEpoch (Kafka's lastOffsetForLeaderEpoch): the end offset of the requested epoch from the
+   * leader-epoch cache, the current epoch ending at the LEO.
+   */
+  lastOffsetForLeaderEpoch(
+    currentLeaderEpoch: number,
+    leaderEpoch: number,
+    fetchOnlyFromLeader: boolean,
+  ): { leaderEpoch: number; endOffset: bigint } {
+    const log = this.localLogWithEpochOrThrow(currentLeaderEpoch, fetchOnlyFromLeader);
+    const cache = log.leaderEpochCache;
+    if (cache === undefined) return { leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
+    const r = cache.endOffsetFor(leaderEpoch, log.logEndOffset);
+    return { leaderEpoch: r.epoch, endOffset: r.endOffset };
+  }
+
+  toString(): string {
+    return `Partition(topicPartition=${this.key}, leader=${this._leaderReplicaId}, leaderEpoch=${this._leaderEpoch}, isr=${this._isr.join(",")})`;
+  }
+}
+
+function maxOffset(a: bigint, b: bigint): bigint {
+  return a >= b ? a : b;
+}

@@ -1,0 +1,475 @@
+// ReplicaManager: the partitions this broker hosts and everything that reads or writes them, Kafka's
+// ReplicaManager. It applies leadership (becomeLeaderOrFollower, stopReplicas), appends producers'
+// batches (acks 0/1/-1; acks=-1 through the DelayedProduce purgatory), serves fetches for consumers and
+// followers (long polling through the DelayedFetch purgatory, woken by appends), owns the incremental
+// fetch session cache (KIP-227) and checkpoints high watermarks to replication-offset-checkpoint every
+// replica.high.watermark.checkpoint.interval.ms (restoring them when a partition is first loaded).
+//
+// Batches are handled as bytes: an append validates headers only (UnifiedLog.appendAsLeader) and a fetch
+// returns views of the segment bytes read.
+
+import { Logger } from "../../common/logger.js";
+import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
+import type { Time } from "../../common/time.js";
+import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
+import { ErrorCode, KafkaError } from "../../protocol/errors.js";
+import type { LogManager } from "../../storage/log-manager.js";
+import type { PartitionState } from "../metadata/partition-state.js";
+import {
+  DelayedFetch,
+  type FetchParams,
+  type FetchPartitionData,
+  type FetchPartitionInfo,
+} from "./delayed-fetch.js";
+import { DelayedOperationPurgatory } from "./delayed-operation-purgatory.js";
+import {
+  DelayedProduce,
+  type ProducePartitionResult,
+  type ProducePartitionStatus,
+} from "./delayed-produce.js";
+import { FetchSessionCache } from "./fetch-session.js";
+import { Partition, RecordValidationError } from "./partition.js";
+
+export type { FetchParams, FetchPartitionData, FetchPartitionInfo } from "./delayed-fetch.js";
+export type { ProducePartitionResult } from "./delayed-produce.js";
+
+/** Kafka's fetch.max.bytes default (55 MiB): the broker's cap on a fetch response. */
+export const DEFAULT_FETCH_MAX_BYTES = 57_671_680;
+
+export interface ReplicaManagerConfig {
+  /** replica.high.watermark.checkpoint.interval.ms (Kafka default 5000). */
+  readonly replicaHighWatermarkCheckpointIntervalMs: number;
+  /** min.insync.replicas: a number (broker default) or a per-topic lookup. Default 1. */
+  readonly minInsyncReplicas?: number | ((topic: string) => number);
+  /** fetch.max.bytes (default 55 MiB). */
+  readonly fetchMaxBytes?: number;
+  /** max.incremental.fetch.session.cache.slots (default 1000). */
+  readonly maxIncrementalFetchSessionCacheSlots?: number;
+  /** How long an unused fetch session is kept before it may be evicted (Kafka: 120 s). */
+  readonly fetchSessionEvictionMs?: number;
+}
+
+/** A producer's batches for one partition. */
+export interface ProduceEntry {
+  readonly topicPartition: TopicPartition;
+  readonly records: Buffer;
+}
+
+/** One partition's outcome of a leadership change or stop. */
+export type PartitionErrors = Map<string, { topicPartition: TopicPartition; errorCode: number }>;
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly topicIds = new Map<string, string>();
+  private readonly topicNames = new Map<string, string>();
+  readonly delayedProducePurgatory: DelayedOperationPurgatory<DelayedProduce>;
+  readonly delayedFetchPurgatory: DelayedOperationPurgatory<DelayedFetch>;
+  readonly fetchSessionCache: FetchSessionCache;
+  private readonly logger: Logger;
+  /** replication-offset-checkpoint contents per log dir, read once before the first checkpoint is written. */
+  private hwCheckpoints: Map<string, bigint> | undefined;
+  private hwCheckpointTask: ScheduledTask | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly brokerId: number,
+    readonly logManager: LogManager,
+    private readonly time: Time,
+    private readonly scheduler: Scheduler,
+    readonly config: ReplicaManagerConfig,
+  ) {
+    this.logger = new Logger("kafka.server.ReplicaManager", `ReplicaManager broker=${brokerId}`);
+    this.delayedProducePurgatory = new DelayedOperationPurgatory("Produce", scheduler);
+    this.delayedFetchPurgatory = new DelayedOperationPurgatory("Fetch", scheduler);
+    this.fetchSessionCache = new FetchSessionCache(
+      config.maxIncrementalFetchSessionCacheSlots ?? 1000,
+      config.fetchSessionEvictionMs ?? 120_000,
+      time,
+    );
+  }
+
+  /** Starts background work (the HW checkpoint starts with the first becomeLeaderOrFollower, as Kafka). */
+  startup(): void {
+    this.loadHighWatermarkCheckpoints();
+  }
+
+  /** Completes waiting requests, writes the high watermarks, stops the checkpoint task. */
+  shutdown(checkpointHW = true): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.hwCheckpointTask?.cancel();
+    this.hwCheckpointTask = undefined;
+    this.delayedFetchPurgatory.shutdown();
+    this.delayedProducePurgatory.shutdown();
+    if (checkpointHW) this.checkpointHighWatermarks();
+    this.logger.info("Shut down completely");
+  }
+
+  private minIsrFor(topic: string): number {
+    const m = this.config.minInsyncReplicas;
+    if (m === undefined) return 1;
+    return typeof m === "number" ? m : m(topic);
+  }
+
+  private loadHighWatermarkCheckpoints(): Map<string, bigint> {
+    if (this.hwCheckpoints === undefined) {
+      const all = new Map<string, bigint>();
+      for (const dir of this.logManager.config.logDirs) {
+        for (const [k, v] of this.logManager.readHighWatermarks(dir)) all.set(k, v);
+      }
+      this.hwCheckpoints = all;
+    }
+    return this.hwCheckpoints;
+  }
+
+  private startHighWatermarkCheckPointThread(): void {
+    if (this.hwCheckpointTask !== undefined || this.stopped) return;
+    const interval = this.config.replicaHighWatermarkCheckpointIntervalMs;
+    this.hwCheckpointTask = this.scheduler.schedule(
+      "highwatermark-checkpoint",
+      () => this.checkpointHighWatermarks(),
+      interval,
+      interval,
+    );
+  }
+
+  /** Writes every hosted log's high watermark to replication-offset-checkpoint in its log dir. */
+  checkpointHighWatermarks(): void {
+    try {
+      this.logManager.checkpointHighWatermarks();
+    } catch (e) {
+      this.logger.error(`Error while writing the high watermark checkpoint: ${(e as Error).message}`);
+    }
+  }
+
+  getPartition(tp: TopicPartition): Partition | undefined {
+    return this.partitions.get(topicPartitionKey(tp));
+  }
+
+  allPartitions(): Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  /** The topic id of a hosted topic (base64url). */
+  topicIdFor(topic: string): string | undefined {
+    return this.topicIds.get(topic);
+  }
+
+  /** The name of a hosted topic by its id. */
+  topicNameFor(topicId: string): string | undefined {
+    return this.topicNames.get(topicId);
+  }
+
+  /** The partition if this broker leads it; else throws UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER. */
+  getPartitionOrException(tp: TopicPartition): Partition {
+    const p = this.getPartition(tp);
+    if (p === undefined) {
+      throw new KafkaError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `This server does not host this topic-partition: ${topicPartitionKey(tp)}`,
+      );
+    }
+    return p;
+  }
+
+  /**
+   * Applies the controller's partition states (Kafka's becomeLeaderOrFollower): partitions whose leader is
+   * this broker become leaders, the others followers; logs are created as needed and the checkpointed HW
+   * is restored on first load. Older leader epochs are refused (STALE_CONTROLLER_EPOCH is the controller's
+   * concern; here FENCED_LEADER_EPOCH). Returns an error code per partition.
+   */
+  becomeLeaderOrFollower(states: readonly PartitionState[]): PartitionErrors {
+    const result: PartitionErrors = new Map();
+    const checkpoints = this.loadHighWatermarkCheckpoints();
+    for (const state of states) {
+      const tp = { topic: state.topic, partition: state.partition };
+      const key = topicPartitionKey(tp);
+      let partition = this.partitions.get(key);
+      if (partition !== undefined && state.leaderEpoch < partition.leaderEpoch) {
+        this.logger.warn(
+          `Ignoring the leadership of ${key} at leader epoch ${state.leaderEpoch}: the current leader epoch is ${partition.leaderEpoch}`,
+        );
+        result.set(key, { topicPartition: tp, errorCode: ErrorCode.FENCED_LEADER_EPOCH });
+        continue;
+      }
+      if (partition === undefined) {
+        partition = new Partition(tp, state.topicId, this.brokerId, this.logManager, this.time, () =>
+          this.minIsrFor(tp.topic),
+        );
+        this.partitions.set(key, partition);
+      }
+      if (state.topicId) {
+        this.topicIds.set(state.topic, state.topicId);
+        this.topicNames.set(state.topicId, state.topic);
+      }
+      try {
+        const hw = partition.log === undefined ? checkpoints.get(key) : undefined;
+        if (state.leader === this.brokerId) partition.makeLeader(state, hw);
+        else partition.makeFollower(state, hw);
+        result.set(key, { topicPartition: tp, errorCode: ErrorCode.NONE });
+      } catch (e) {
+        this.logger.error(
+          `Error while making ${key} a ${state.leader === this.brokerId ? "leader" : "follower"}: ${(e as Error).message}`,
+        );
+        result.set(key, {
+          topicPartition: tp,
+          errorCode: e instanceof KafkaError ? e.code : ErrorCode.KAFKA_STORAGE_ERROR,
+        });
+      }
+      // Waiting fetches and produces see the change (a leader lost completes them).
+      this.tryCompleteDelayedRequests(key);
+    }
+    this.startHighWatermarkCheckPointThread();
+    return result;
+  }
+
+  /**
+   * Stops hosting partitions (Kafka's stopReplicas): they leave the broker's set, waiting requests on them
+   * complete, and with deletePartitions their logs are deleted.
+   */
+  stopReplicas(
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+    deletePartitions: boolean,
+  ): PartitionErrors {
+    const result: PartitionErrors = new Map();
+    for (const p of partitions) {
+      const tp = { topic: p.topic, partition: p.partition };
+      const key = topicPartitionKey(tp);
+      this.partitions.delete(key);
+      this.tryCompleteDelayedRequests(key);
+      let errorCode: number = ErrorCode.NONE;
+      if (deletePartitions) {
+        try {
+          this.logManager.deleteLog(tp);
+        } catch (e) {
+          this.logger.error(`Error while deleting the log of ${key}: ${(e as Error).message}`);
+          errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
+        }
+      }
+      result.set(key, { topicPartition: tp, errorCode });
+    }
+    // Forget topic ids of topics with no partition left.
+    const hosted = new Set([...this.partitions.values()].map((x) => x.topic));
+    for (const [topic, id] of [...this.topicIds]) {
+      if (!hosted.has(topic)) {
+        this.topicIds.delete(topic);
+        this.topicNames.delete(id);
+      }
+    }
+    return result;
+  }
+
+  private tryCompleteDelayedRequests(key: string): void {
+    this.delayedFetchPurgatory.checkAndComplete(key);
+    this.delayedProducePurgatory.checkAndComplete(key);
+  }
+
+  /**
+   * Appends producers' batches to the leaders (Kafka's appendRecords). requiredAcks must be -1, 0 or 1
+   * (else every partition gets INVALID_REQUIRED_ACKS). Resolves with one result per entry, in order: at
+   * once for acks 0/1, when the ISR has the data (or timeoutMs passed) for acks -1.
+   */
+  appendRecords(
+    timeoutMs: number,
+    requiredAcks: number,
+    entries: readonly ProduceEntry[],
+    options: { internalTopicsAllowed?: boolean } = {},
+  ): Promise<ProducePartitionResult[]> {
+    if (requiredAcks !== -1 && requiredAcks !== 0 && requiredAcks !== 1) {
+      return Promise.resolve(
+        entries.map((e) => ({
+          ...emptyResult(e.topicPartition),
+          error: "INVALID_REQUIRED_ACKS" as const,
+          errorMessage: `required acks ${requiredAcks} is not one of -1, 0, 1`,
+        })),
+      );
+    }
+    const statuses: ProducePartitionStatus[] = [];
+    for (const e of entries) {
+      const key = topicPartitionKey(e.topicPartition);
+      const result = this.appendToLocalLog(e, requiredAcks, options.internalTopicsAllowed ?? false);
+      statuses.push({
+        key,
+        requiredOffset: result.lastOffset + 1n,
+        acksPending: requiredAcks === -1 && result.result.error === "NONE",
+        result: result.result,
+      });
+    }
+    if (requiredAcks !== -1 || !statuses.some((s) => s.acksPending)) {
+      return Promise.resolve(statuses.map((s) => s.result));
+    }
+    return new Promise((resolve) => {
+      const op = new DelayedProduce(timeoutMs, statuses, (tp) => this.getPartition(tp), resolve);
+      this.delayedProducePurgatory.tryCompleteElseWatch(
+        op,
+        statuses.map((s) => s.key),
+      );
+    });
+  }
+
+  private appendToLocalLog(
+    entry: ProduceEntry,
+    requiredAcks: number,
+    internalTopicsAllowed: boolean,
+  ): { result: ProducePartitionResult; lastOffset: bigint } {
+    const tp = entry.topicPartition;
+    const result = emptyResult(tp);
+    if (!internalTopicsAllowed && isInternalTopic(tp.topic)) {
+      result.error = "INVALID_TOPIC_EXCEPTION";
+      result.errorMessage = `Cannot append to internal topic ${tp.topic}`;
+      return { result, lastOffset: -1n };
+    }
+    try {
+      const partition = this.getPartitionOrException(tp);
+      const { info, hwIncremented } = partition.appendRecordsToLeader(entry.records, requiredAcks);
+      result.baseOffset = info.firstOffset;
+      result.logAppendTimeMs = info.logAppendTime;
+      result.logStartOffset = info.logStartOffset;
+      // Fetches waiting on this partition see new bytes (followers at once; consumers once the HW moved).
+      this.delayedFetchPurgatory.checkAndComplete(partition.key);
+      if (hwIncremented) this.delayedProducePurgatory.checkAndComplete(partition.key);
+      return { result, lastOffset: info.lastOffset };
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      result.error = e.errorName as ProducePartitionResult["error"];
+      result.errorMessage = e.message;
+      if (e instanceof RecordValidationError) result.recordErrors = [...e.recordErrors];
+      const p = this.getPartition(tp);
+      if (p?.log !== undefined) result.logStartOffset = p.log.logStartOffset;
+      return { result, lastOffset: -1n };
+    }
+  }
+
+  /**
+   * Fetch (Kafka's fetchMessages): reads the partitions; answers at once when maxWaitMs <= 0, nothing was
+   * asked, min.bytes are there or an error occurred, otherwise waits in the fetch purgatory until an append
+   * brings min.bytes or maxWaitMs passes. Results are in the order of `partitions`.
+   */
+  fetchMessages(
+    params: FetchParams,
+    partitions: readonly FetchPartitionInfo[],
+  ): Promise<FetchPartitionData[]> {
+    const results = this.readFromLocalLog(params, partitions);
+    let bytes = 0;
+    let error = false;
+    for (const r of results) {
+      bytes += r.records.length;
+      if (r.errorCode !== ErrorCode.NONE) error = true;
+    }
+    if (params.maxWaitMs <= 0 || partitions.length === 0 || bytes >= params.minBytes || error) {
+      return Promise.resolve(results);
+    }
+    const initial = partitions.map((info, i) => {
+      const p = this.getPartition(info.topicPartition);
+      return { end: p?.visibleEndOffset(params.isolation) ?? -1n, bytes: results[i].records.length };
+    });
+    return new Promise((resolve) => {
+      const op = new DelayedFetch(
+        params.maxWaitMs,
+        params,
+        partitions,
+        (tp) => this.getPartition(tp),
+        (p, infos) => this.readFromLocalLog(p, infos),
+        resolve,
+        initial,
+      );
+      this.delayedFetchPurgatory.tryCompleteElseWatch(
+        op,
+        partitions.map((p) => topicPartitionKey(p.topicPartition)),
+      );
+    });
+  }
+
+  /**
+   * Reads every partition once (Kafka's readFromLocalLog): partition_max_bytes each within the response's
+   * max_bytes; the first partition that returns data may exceed the limits by one whole batch
+   * (minOneMessage), later ones get only whole batches within what is left. Followers' fetch offsets move
+   * the HW.
+   */
+  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionInfo[]): FetchPartitionData[] {
+    let limitBytes = params.maxBytes;
+    let minOneMessage = true;
+    const out: FetchPartitionData[] = [];
+    for (const info of partitions) {
+      const tp = info.topicPartition;
+      try {
+        const partition = this.getPartitionOrException(tp);
+        const adjustedMaxBytes = Math.max(0, Math.min(info.partitionMaxBytes, limitBytes));
+        const r = partition.readRecords(
+          info.fetchOffset,
+          info.currentLeaderEpoch,
+          adjustedMaxBytes,
+          params.isolation,
+          params.fetchOnlyFromLeader,
+          minOneMessage,
+        );
+        if (r.records.length > 0) minOneMessage = false;
+        limitBytes = Math.max(0, limitBytes - r.records.length);
+        if (params.replicaId >= 0 && partition.isLeader) {
+          if (partition.updateFollowerFetchState(params.replicaId, info.fetchOffset, info.logStartOffset))
+            this.delayedProducePurgatory.checkAndComplete(partition.key);
+        }
+        out.push({
+          topicPartition: tp,
+          errorCode: ErrorCode.NONE,
+          highWatermark: r.highWatermark,
+          lastStableOffset: r.lastStableOffset,
+          logStartOffset: r.logStartOffset,
+          records: r.records,
+          preferredReadReplica: -1,
+        });
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        // Kafka answers an error with unknown offsets (UnifiedLog.UnknownOffset).
+        out.push({
+          topicPartition: tp,
+          errorCode: e.code,
+          errorMessage: e.message,
+          highWatermark: -1n,
+          lastStableOffset: -1n,
+          logStartOffset: -1n,
+          records: EMPTY,
+          preferredReadReplica: -1,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** DeleteRecords on the leaders: the low watermark per partition, or a KafkaError. */
+  deleteRecords(entries: ReadonlyArray<{ topicPartition: TopicPartition; offset: bigint }>): Array<{
+    topicPartition: TopicPartition;
+    errorCode: number;
+    lowWatermark: bigint;
+  }> {
+    return entries.map(({ topicPartition, offset }) => {
+      try {
+        const partition = this.getPartitionOrException(topicPartition);
+        const lowWatermark = partition.deleteRecordsOnLeader(offset);
+        return { topicPartition, errorCode: ErrorCode.NONE, lowWatermark };
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        return { topicPartition, errorCode: e.code, lowWatermark: -1n };
+      }
+    });
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function emptyResult(tp: TopicPartition): ProducePartitionResult {
+  return {
+    topicPartition: tp,
+    error: "NONE",
+    errorMessage: null,
+    baseOffset: -1n,
+    logAppendTimeMs: -1n,
+    logStartOffset: -1n,
+    recordErrors: [],
+  };
+}
+
+/** Kafka's internal topics, written by the coordinators only. */
+export function isInternalTopic(topic: string): boolean {
+  return topic === "__consumer_offsets" || topic === "__transaction_state";
+}
