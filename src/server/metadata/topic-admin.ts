@@ -906,29 +906,14 @@ export class TopicAdmin {
     resources: readonly AlterConfigsResource[],
     validateOnly: boolean,
   ): Promise<AlterConfigsResult[]> {
-    const dup = this.duplicates(resources);
-    const out: AlterConfigsResult[] = [];
-    for (const r of resources) {
-      const done = (error: KafkaError | null): void => {
-        out.push({ resourceType: r.resourceType, resourceName: r.resourceName, error });
-      };
-      if (dup.has(`${r.resourceType}/${r.resourceName}`)) {
-        done(err("INVALID_REQUEST", "Error due to duplicate config resources"));
-        continue;
+    return this.eachConfigResource(resources, async (r) => {
+      const next: Record<string, string> = {};
+      for (const c of r.configs) {
+        if (c.value === null) throw err("INVALID_REQUEST", `Null value not supported for : ${c.name}`);
+        next[c.name] = c.value;
       }
-      try {
-        const next: Record<string, string> = {};
-        for (const c of r.configs) {
-          if (c.value === null) throw err("INVALID_REQUEST", `Null value not supported for : ${c.name}`);
-          next[c.name] = c.value;
-        }
-        await this.writeEntityConfig(r.resourceType, r.resourceName, next, validateOnly);
-        done(null);
-      } catch (e) {
-        done(asKafkaError(e));
-      }
-    }
-    return out;
+      await this.writeEntityConfig(r.resourceType, r.resourceName, next, validateOnly);
+    });
   }
 
   /** IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT on the entity's current overrides. */
@@ -936,62 +921,70 @@ export class TopicAdmin {
     resources: readonly IncrementalAlterConfigsResource[],
     validateOnly: boolean,
   ): Promise<AlterConfigsResult[]> {
+    return this.eachConfigResource(resources, async (r) => {
+      const names = r.configs.map((c) => c.name);
+      if (new Set(names).size !== names.length)
+        throw err("INVALID_REQUEST", "Error due to duplicate config keys");
+      const current = this.currentOverrides(r.resourceType, r.resourceName);
+      const next = { ...current };
+      for (const c of r.configs) {
+        const isList = this.configTypeOf(r.resourceType, c.name) === ConfigType.LIST;
+        switch (c.configOperation) {
+          case AlterConfigOp.SET:
+            if (c.value === null) throw err("INVALID_REQUEST", `Null value not supported for : ${c.name}`);
+            next[c.name] = c.value;
+            break;
+          case AlterConfigOp.DELETE:
+            delete next[c.name];
+            break;
+          case AlterConfigOp.APPEND:
+          case AlterConfigOp.SUBTRACT: {
+            const append = c.configOperation === AlterConfigOp.APPEND;
+            if (!isList) {
+              throw err(
+                "INVALID_CONFIG",
+                `Config value ${append ? "append" : "subtract"} is not allowed for config key: ${c.name}`,
+              );
+            }
+            const base = next[c.name] ?? this.defaultOf(r.resourceType, c.name) ?? "";
+            const items = splitList(base);
+            const given = splitList(c.value ?? "");
+            const result = append
+              ? [...items, ...given.filter((g) => !items.includes(g))]
+              : items.filter((i) => !given.includes(i));
+            next[c.name] = result.join(",");
+            break;
+          }
+          default:
+            throw err("INVALID_REQUEST", `Unknown alter config operation ${c.configOperation} for ${c.name}`);
+        }
+      }
+      await this.writeEntityConfig(r.resourceType, r.resourceName, next, validateOnly);
+    });
+  }
+
+  /**
+   * Applies `apply` to each resource of an Alter/IncrementalAlterConfigs request, in order: a resource
+   * named twice gets INVALID_REQUEST, a failure becomes that resource's error, the others go on.
+   */
+  private async eachConfigResource<R extends { resourceType: number; resourceName: string }>(
+    resources: readonly R[],
+    apply: (r: R) => Promise<void>,
+  ): Promise<AlterConfigsResult[]> {
     const dup = this.duplicates(resources);
     const out: AlterConfigsResult[] = [];
     for (const r of resources) {
-      const done = (error: KafkaError | null): void => {
-        out.push({ resourceType: r.resourceType, resourceName: r.resourceName, error });
-      };
+      let error: KafkaError | null = null;
       if (dup.has(`${r.resourceType}/${r.resourceName}`)) {
-        done(err("INVALID_REQUEST", "Error due to duplicate config resources"));
-        continue;
-      }
-      try {
-        const names = r.configs.map((c) => c.name);
-        if (new Set(names).size !== names.length)
-          throw err("INVALID_REQUEST", "Error due to duplicate config keys");
-        const current = this.currentOverrides(r.resourceType, r.resourceName);
-        const next = { ...current };
-        for (const c of r.configs) {
-          const isList = this.configTypeOf(r.resourceType, c.name) === ConfigType.LIST;
-          switch (c.configOperation) {
-            case AlterConfigOp.SET:
-              if (c.value === null) throw err("INVALID_REQUEST", `Null value not supported for : ${c.name}`);
-              next[c.name] = c.value;
-              break;
-            case AlterConfigOp.DELETE:
-              delete next[c.name];
-              break;
-            case AlterConfigOp.APPEND:
-            case AlterConfigOp.SUBTRACT: {
-              const append = c.configOperation === AlterConfigOp.APPEND;
-              if (!isList) {
-                throw err(
-                  "INVALID_CONFIG",
-                  `Config value ${append ? "append" : "subtract"} is not allowed for config key: ${c.name}`,
-                );
-              }
-              const base = next[c.name] ?? this.defaultOf(r.resourceType, c.name) ?? "";
-              const items = splitList(base);
-              const given = splitList(c.value ?? "");
-              const result = append
-                ? [...items, ...given.filter((g) => !items.includes(g))]
-                : items.filter((i) => !given.includes(i));
-              next[c.name] = result.join(",");
-              break;
-            }
-            default:
-              throw err(
-                "INVALID_REQUEST",
-                `Unknown alter config operation ${c.configOperation} for ${c.name}`,
-              );
-          }
+        error = err("INVALID_REQUEST", "Error due to duplicate config resources");
+      } else {
+        try {
+          await apply(r);
+        } catch (e) {
+          error = asKafkaError(e);
         }
-        await this.writeEntityConfig(r.resourceType, r.resourceName, next, validateOnly);
-        done(null);
-      } catch (e) {
-        done(asKafkaError(e));
       }
+      out.push({ resourceType: r.resourceType, resourceName: r.resourceName, error });
     }
     return out;
   }
