@@ -5,6 +5,9 @@
 // Per connection:
 // - Frames are cut by a FrameReader bounded by socket.request.max.bytes; a bad size prefix closes the
 //   connection with one log line (Kafka's InvalidReceiveException), before anything is allocated for it.
+//   Complete requests that arrived before it are still answered first (Kafka reads the next size prefix
+//   only after the previous request's response was sent): reading stops, the connection closes once they
+//   are done.
 // - Requests are processed one at a time per connection, in arrival order — Kafka's "muted channel": a
 //   request is handed to the pipeline only after the previous one's response was queued for writing. So
 //   clients may pipeline many requests (all are read and queued), and responses leave in request order.
@@ -211,6 +214,8 @@ export class KafkaConnection {
   private queuedBytes = 0;
   private processing = false;
   private closed = false;
+  /** A bad size prefix was read: no more reading; close once the requests before it are answered. */
+  private invalidStream = false;
   private paused = false;
   private lastActiveNs: bigint;
   private idleWaiters: Array<() => void> = [];
@@ -258,17 +263,11 @@ export class KafkaConnection {
     const now = this.time.nanoseconds();
     this.lastActiveNs = now;
     const frames = this.reader.push(chunk);
-    if (this.reader.failure) {
-      this.logger.warn(
-        `Closing socket connection to ${this.info.clientAddress} due to invalid request: ${this.reader.failure.message}`,
-      );
-      this.close();
-      return;
-    }
     for (const frame of frames) {
       this.queue.push({ frame, receivedNs: now });
       this.queuedBytes += frame.length;
     }
+    if (this.reader.failure) this.invalidStream = true;
     this.pump();
   }
 
@@ -277,6 +276,13 @@ export class KafkaConnection {
     if (this.closed) return;
     this.updateReadState();
     if (this.processing || this.queue.length === 0) {
+      if (!this.processing && this.invalidStream) {
+        this.logger.warn(
+          `Closing socket connection to ${this.info.clientAddress} due to invalid request: ${this.reader.failure?.message}`,
+        );
+        this.close();
+        return;
+      }
       if (!this.processing) this.notifyIdle();
       return;
     }
@@ -321,6 +327,7 @@ export class KafkaConnection {
 
   private updateReadState(): void {
     const tooMuch =
+      this.invalidStream ||
       this.queue.length >= MAX_QUEUED_REQUESTS ||
       this.queuedBytes >= this.server.config.socketRequestMaxBytes ||
       this.socket.writableLength > MAX_PENDING_WRITE_BYTES;

@@ -35,6 +35,13 @@ export interface BrokerOptions {
   readonly startTimeoutMs?: number;
   /** Prefix for the temporary directory. */
   readonly name?: string;
+  /**
+   * Keep only about this many trailing characters of each output stream (stdout/stderr), for tests that
+   * make the broker log a line per bad request; the lines are still counted (`outputLines`, and by log
+   * level in `levelLines`) and ERROR lines kept (`errorLines`, the first 100). Trimming
+   * starts once the broker is up. Default: keep everything.
+   */
+  readonly outputLimit?: number;
 }
 
 export interface ExitStatus {
@@ -75,11 +82,19 @@ export class BrokerHarness {
   stderr = "";
   /** How the last broker process ended (undefined while it runs or before the first stop). */
   lastExit: ExitStatus | undefined;
+  /** Lines the broker wrote (stdout and stderr), across restarts. */
+  outputLines = 0;
+  /** Lines per log level ("[time] LEVEL ..."), across restarts. */
+  readonly levelLines: Record<string, number> = {};
+  /** The broker's first 100 ERROR lines. */
+  readonly errorLines: string[] = [];
 
   private child: ChildProcess | undefined;
   private exited: Promise<ExitStatus> | undefined;
   private readonly overrides: Readonly<Record<string, string>>;
   private readonly startTimeoutMs: number;
+  private readonly outputLimit: number;
+  private trimOutput = false;
   private starts = 0;
 
   private constructor(options: BrokerOptions) {
@@ -88,6 +103,7 @@ export class BrokerHarness {
     this.port = options.port ?? 0;
     this.overrides = options.overrides ?? {};
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    this.outputLimit = options.outputLimit ?? Number.POSITIVE_INFINITY;
   }
 
   /** Starts a broker and waits until it answers ApiVersions. */
@@ -130,6 +146,7 @@ export class BrokerHarness {
     for (const [k, v] of Object.entries(settings)) args.push("--override", `${k}=${v}`);
     const { cmd, argv } = tributaryCommand(args);
     this.lastExit = undefined;
+    this.trimOutput = false;
     this.starts++;
     const marker = `\n=== start #${this.starts} ===\n`;
     this.stdout += marker;
@@ -146,12 +163,29 @@ export class BrokerHarness {
     child.stdout?.setEncoding("utf8");
     child.stderr?.setEncoding("utf8");
     let onOutput: () => void = () => {};
+    const limit = this.outputLimit;
+    const partial = { out: "", err: "" };
+    const countLines = (stream: "out" | "err", d: string): void => {
+      const lines = (partial[stream] + d).split("\n");
+      partial[stream] = lines.pop() ?? "";
+      for (const line of lines) {
+        this.outputLines++;
+        const level = /^\[[^\]]*\] ([A-Z]+) /.exec(line)?.[1];
+        if (level === undefined) continue;
+        this.levelLines[level] = (this.levelLines[level] ?? 0) + 1;
+        if (level === "ERROR" && this.errorLines.length < 100) this.errorLines.push(line);
+      }
+    };
     child.stdout?.on("data", (d: string) => {
+      countLines("out", d);
       this.stdout += d;
+      if (this.trimOutput && this.stdout.length > 2 * limit) this.stdout = this.stdout.slice(-limit);
       onOutput();
     });
     child.stderr?.on("data", (d: string) => {
+      countLines("err", d);
       this.stderr += d;
+      if (this.trimOutput && this.stderr.length > 2 * limit) this.stderr = this.stderr.slice(-limit);
       onOutput();
     });
     this.exited = new Promise<ExitStatus>((res) => {
@@ -196,7 +230,10 @@ export class BrokerHarness {
     for (;;) {
       if (this.lastExit)
         throw new Error(`broker exited during start-up (${JSON.stringify(this.lastExit)})\n${this.output}`);
-      if (await apiVersionsAnswered(this.host, port, 2000)) return;
+      if (await apiVersionsAnswered(this.host, port, 2000)) {
+        this.trimOutput = true;
+        return;
+      }
       if (Date.now() > deadline)
         throw new Error(`broker on port ${port} did not answer ApiVersions\n${this.output}`);
       await sleep(100);
