@@ -209,7 +209,13 @@ export abstract class AbstractIndex {
   }
 
   private openFd(): number {
-    if (this.fd === null) this.fd = openSync(this._file, existsSync(this._file) ? "r+" : "w+");
+    if (this.fd === null) {
+      if (openIndexFiles.size >= maxOpenIndexFiles) openIndexFiles.values().next().value?.closeHandler();
+      this.fd = openSync(this._file, existsSync(this._file) ? "r+" : "w+");
+    } else {
+      openIndexFiles.delete(this); // re-inserted below as the most recently used
+    }
+    openIndexFiles.add(this);
     return this.fd;
   }
 
@@ -291,8 +297,10 @@ export abstract class AbstractIndex {
   }
 
   flush(): void {
-    // Positional writes already reached the page cache; fsync makes them durable.
-    if (this.fd !== null) fdatasyncSync(this.fd);
+    // Positional writes already reached the page cache; fsync makes them durable. A descriptor closed by
+    // the open-file cap is reopened: fdatasync flushes the file's dirty pages whichever descriptor asks.
+    if (this.fd === null && !existsSync(this._file)) return;
+    fdatasyncSync(this.openFd());
   }
 
   /** Closes the file descriptor (the file stays as it is; callers trim first). */
@@ -300,6 +308,7 @@ export abstract class AbstractIndex {
     if (this.fd !== null) {
       closeSync(this.fd);
       this.fd = null;
+      openIndexFiles.delete(this);
     }
   }
 
@@ -323,6 +332,25 @@ export abstract class AbstractIndex {
 
 export function roundDown(n: number, factor: number): number {
   return n - (n % factor);
+}
+
+/**
+ * Index files held open at once across all partitions, least recently written closed first. Kafka
+ * memory-maps its indexes and holds no descriptor for them; without mmap, this cap keeps a broker with
+ * many partitions at about one descriptor per segment `.log` instead of three.
+ */
+let maxOpenIndexFiles = 1024;
+const openIndexFiles = new Set<AbstractIndex>();
+
+/** Changes the cap on open index files (tests). */
+export function setMaxOpenIndexFiles(n: number): void {
+  maxOpenIndexFiles = Math.max(1, n);
+  while (openIndexFiles.size > maxOpenIndexFiles) openIndexFiles.values().next().value?.closeHandler();
+}
+
+/** How many index files are open now. */
+export function openIndexFileCount(): number {
+  return openIndexFiles.size;
 }
 
 const ZERO_CHUNK = Buffer.alloc(64 * 1024);
