@@ -82,10 +82,12 @@ export abstract class AbstractIndex {
         // loader after sanityCheck fails), and reading it could be an unbounded allocation.
         this.oversized = fileSize > Math.max(this.maxIndexSize, MAX_INDEX_READ_BYTES);
         const size = this.oversized ? 0 : fileSize;
-        const bytes = Buffer.alloc(size);
+        // A preallocated file left by a crash is mostly zeros: read only up to its written entries.
+        const toRead = size > PREALLOCATED_PROBE_BYTES ? writtenPrefixBytes(fd, size, entrySize) : size;
+        const bytes = Buffer.alloc(toRead);
         let done = 0;
-        while (done < size) {
-          const n = readSync(fd, bytes, done, size - done, done);
+        while (done < toRead) {
+          const n = readSync(fd, bytes, done, toRead - done, done);
           if (n === 0) break;
           done += n;
         }
@@ -97,6 +99,7 @@ export abstract class AbstractIndex {
         entries = Math.min(entries, Math.ceil(endOfNonZero(bytes, done) / entrySize));
         this._entries = entries;
         this.lengthIsMultiple = size % entrySize === 0;
+        // Entries past `done` (the zero tail) are known zero: lookups never reach them.
         this._maxEntries = Math.floor(size / entrySize);
         if (this.oversized) this._maxEntries = this.maxIndexSize / entrySize;
       } finally {
@@ -354,6 +357,34 @@ export function openIndexFileCount(): number {
 }
 
 const ZERO_CHUNK = Buffer.alloc(64 * 1024);
+
+/** Index files larger than this are probed for their written prefix before being read. */
+const PREALLOCATED_PROBE_BYTES = 64 * 1024;
+
+/**
+ * The length of the written prefix of an index file of `size` bytes (whole entries), found by binary
+ * search for the first all-zero entry: in a well-formed index only entry 0 can be all zeros (relative
+ * offsets, and time-index timestamps, strictly increase), so entries [1, n) are non-zero and the
+ * preallocated tail is zero. A damaged file may mislead the search; the loader's sanity check against
+ * the log then rebuilds the index, as for any other damage.
+ */
+function writtenPrefixBytes(fd: number, size: number, entrySize: number): number {
+  const total = Math.floor(size / entrySize);
+  const entry = Buffer.alloc(entrySize);
+  const isZeroAt = (i: number): boolean => {
+    const n = readSync(fd, entry, 0, entrySize, i * entrySize);
+    return n === entrySize && entry.equals(ZERO_CHUNK.subarray(0, entrySize));
+  };
+  if (total <= 1 || !isZeroAt(total - 1)) return size; // not preallocated (or full): read it all
+  let lo = 1; // entries [1, lo) are known to be written
+  let hi = total - 1; // entry hi is known to be zero
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (isZeroAt(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo * entrySize;
+}
 
 /** The position just after the last non-zero byte of buf[0, end), or 0 when all are zero. */
 function endOfNonZero(buf: Buffer, end: number): number {
