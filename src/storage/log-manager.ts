@@ -262,9 +262,14 @@ export class LogManager {
     return this.topicConfigs.get(topic) ?? this.config.defaultLogConfig;
   }
 
-  /** Sets a topic's config (from the metadata layer); applies to logs created or reloaded later. */
+  /**
+   * Sets a topic's config (from the metadata layer, e.g. after AlterConfigs): new logs get it, and the
+   * topic's open logs take it at once (segment sizes from their next roll, retention at the next check).
+   */
   setTopicConfig(topic: string, config: LogConfig): void {
     this.topicConfigs.set(topic, config);
+    for (const { log } of this.logs.values())
+      if (log.topicPartition.topic === topic) log.updateConfig(config);
   }
 
   getLog(tp: TopicPartition): UnifiedLog | undefined {

@@ -267,3 +267,31 @@ test("damaged checkpoint files at the root of a log dir are reported, not truste
     cleanup();
   }
 });
+
+test("a topic config change reaches the topic's open logs (retention.ms altered at runtime)", async () => {
+  const { dirs, cleanup } = tempDirs(1);
+  try {
+    const time = new MockTime(1_700_000_000_000);
+    const cfg: LogConfig = { ...DEFAULT_LOG_CONFIG, segmentBytes: 2048 };
+    const { lm, scheduler } = start(dirs, time, { defaultLogConfig: cfg });
+    lm.startTasks();
+    const log = lm.getOrCreateLog({ topic: "altered", partition: 0 });
+    const other = lm.getOrCreateLog({ topic: "untouched", partition: 0 });
+    const old = BigInt(time.milliseconds() - 120 * MINUTE);
+    for (const l of [log, other]) {
+      for (let i = 0; i < 12; i++) l.appendAsLeader(batch(4, { valueSize: 200, timestamp: old }), 0);
+      l.updateHighWatermark(l.logEndOffset);
+    }
+    await scheduler.tick(5 * MINUTE);
+    assert.equal(log.logStartOffset, 0n, "7-day default retention keeps 2-hour-old data");
+    lm.setTopicConfig("altered", { ...cfg, retentionMs: 60 * MINUTE });
+    assert.equal(log.config.retentionMs, 60 * MINUTE);
+    assert.equal(other.config.retentionMs, DEFAULT_LOG_CONFIG.retentionMs);
+    await scheduler.tick(5 * MINUTE);
+    assert.ok(log.logStartOffset > 0n, "the altered topic's old segments are deleted");
+    assert.equal(other.logStartOffset, 0n, "other topics keep their config");
+    lm.shutdown();
+  } finally {
+    cleanup();
+  }
+});
