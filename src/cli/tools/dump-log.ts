@@ -36,7 +36,9 @@ import {
   type DecodedRecord,
   decodeRecordBatches,
   LOG_OVERHEAD,
+  parseRecordBatchHeader,
   RECORD_BATCH_OVERHEAD,
+  type RecordBatchHeader,
   readControlRecordKey,
   readEndTxnMarker,
   TIMESTAMP_TYPE_MASK,
@@ -480,42 +482,15 @@ function nextBatch(f: FileReader, position: number, end: number): FileBatch | un
   };
 }
 
-/** The parsed v2 header of a batch (Kafka's DefaultRecordBatch accessors). */
-interface V2Header {
-  baseOffset: bigint;
-  lastOffset: bigint;
-  partitionLeaderEpoch: number;
-  magic: number;
-  crc: number;
-  attributes: number;
-  lastOffsetDelta: number;
-  baseTimestamp: bigint;
-  maxTimestamp: bigint;
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  count: number;
-}
+/** The parsed v2 header of a batch, with its last offset (Kafka's DefaultRecordBatch accessors). */
+type V2Header = RecordBatchHeader & { lastOffset: bigint };
 
+/** The header as stored, damaged or not: dump-log shows what is there (no validation). */
 function readV2Header(f: FileReader, b: FileBatch): V2Header {
-  const h = readFullyOrFail(f, b.position, RECORD_BATCH_OVERHEAD, "record batch header");
-  const baseOffset = h.readBigInt64BE(0);
-  const lastOffsetDelta = h.readInt32BE(23);
-  return {
-    baseOffset,
-    lastOffset: baseOffset + BigInt(lastOffsetDelta),
-    partitionLeaderEpoch: h.readInt32BE(12),
-    magic: h.readInt8(16),
-    crc: h.readUInt32BE(17),
-    attributes: h.readInt16BE(21),
-    lastOffsetDelta,
-    baseTimestamp: h.readBigInt64BE(27),
-    maxTimestamp: h.readBigInt64BE(35),
-    producerId: h.readBigInt64BE(43),
-    producerEpoch: h.readInt16BE(51),
-    baseSequence: h.readInt32BE(53),
-    count: h.readInt32BE(57),
-  };
+  const h = parseRecordBatchHeader(
+    readFullyOrFail(f, b.position, RECORD_BATCH_OVERHEAD, "record batch header"),
+  );
+  return { ...h, lastOffset: h.baseOffset + BigInt(h.lastOffsetDelta) };
 }
 
 /** CRC32C over attributes..end of the batch, streamed through the window. */
@@ -633,7 +608,7 @@ function printBatchLevel(f: FileReader, b: FileBatch, position: number, out: Out
     const lastSequence = h.baseSequence === -1 ? -1 : incrementSequence(h.baseSequence, h.lastOffsetDelta);
     const deleteHorizon = h.attributes & 0x40 ? `OptionalLong[${h.baseTimestamp}]` : "OptionalLong.empty";
     out.print(
-      `baseOffset: ${h.baseOffset} lastOffset: ${h.lastOffset} count: ${h.count} baseSequence: ${h.baseSequence} lastSequence: ${lastSequence} producerId: ${h.producerId} producerEpoch: ${h.producerEpoch} partitionLeaderEpoch: ${h.partitionLeaderEpoch} isTransactional: ${(h.attributes & 0x10) !== 0} isControl: ${(h.attributes & 0x20) !== 0} deleteHorizonMs: ${deleteHorizon}`,
+      `baseOffset: ${h.baseOffset} lastOffset: ${h.lastOffset} count: ${h.recordsCount} baseSequence: ${h.baseSequence} lastSequence: ${lastSequence} producerId: ${h.producerId} producerEpoch: ${h.producerEpoch} partitionLeaderEpoch: ${h.partitionLeaderEpoch} isTransactional: ${(h.attributes & 0x10) !== 0} isControl: ${(h.attributes & 0x20) !== 0} deleteHorizonMs: ${deleteHorizon}`,
     );
     const valid = b.size >= RECORD_BATCH_OVERHEAD && v2BatchCrc(f, b) === h.crc;
     out.println(

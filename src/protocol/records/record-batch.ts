@@ -149,12 +149,20 @@ export function readRecordBatchHeader(buf: Buffer, offset = 0): RecordBatchHeade
       `record batch at ${offset} has batchLength ${batchLength}, smaller than the ${MIN_BATCH_LENGTH}-byte minimum`,
     );
   }
+  return parseRecordBatchHeader(buf, offset);
+}
+
+/**
+ * The v2 header fields at `offset`, with no checks beyond the 61 bytes being there (the caller ensures
+ * it): for tools that must show a damaged header as it is (dump-log). Use readRecordBatchHeader elsewhere.
+ */
+export function parseRecordBatchHeader(buf: Buffer, offset = 0): RecordBatchHeader {
   const attributes = buf.readInt16BE(offset + ATTRIBUTES_OFFSET);
   return {
     baseOffset: buf.readBigInt64BE(offset + BASE_OFFSET_OFFSET),
-    batchLength,
+    batchLength: buf.readInt32BE(offset + BATCH_LENGTH_OFFSET),
     partitionLeaderEpoch: buf.readInt32BE(offset + PARTITION_LEADER_EPOCH_OFFSET),
-    magic,
+    magic: buf.readInt8(offset + MAGIC_OFFSET),
     crc: buf.readUInt32BE(offset + CRC_OFFSET),
     attributes,
     lastOffsetDelta: buf.readInt32BE(offset + LAST_OFFSET_DELTA_OFFSET),
@@ -173,19 +181,10 @@ export function readRecordBatchHeader(buf: Buffer, offset = 0): RecordBatchHeade
 }
 
 /** Fields written into a v2 header by writeRecordBatchHeader. */
-export interface RecordBatchHeaderFields {
-  baseOffset: bigint;
-  batchLength: number;
-  partitionLeaderEpoch: number;
-  attributes: number;
-  lastOffsetDelta: number;
-  baseTimestamp: bigint;
-  maxTimestamp: bigint;
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  recordsCount: number;
-}
+export type RecordBatchHeaderFields = Omit<
+  RecordBatchHeader,
+  "magic" | "crc" | "compression" | "timestampType" | "isTransactional" | "isControl" | "hasDeleteHorizonMs"
+>;
 
 /**
  * Writes the 61 header bytes at `offset` (magic 2) and the CRC32C over attributes..end, so the records
