@@ -23,6 +23,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { withDeadline } from "./deadline.js";
+
+export { withDeadline };
+
 /** The line the acceptor prints once a listener is bound; the port is the last group. */
 const PORT_LINE = /Awaiting socket connections on ([0-9.]+|\[[0-9a-f:]+\]|[\w.-]+):(\d+)/;
 
@@ -320,19 +324,6 @@ export async function freePort(): Promise<number> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** `p`, or a rejection naming `what` after `ms`. */
-export async function withDeadline<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Polls `check` until it returns a value other than undefined, or throws after `ms`. */

@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import kafkajs from "kafkajs";
 import type { CapturePlan, ProduceScenario, RecordSpec } from "../capture-plan.js";
+import { withDeadline } from "../deadline.js";
 
 const { Kafka, logLevel, CompressionTypes, ConfigResourceTypes } = kafkajs;
 
@@ -39,18 +40,6 @@ function compression(s: ProduceScenario): kafkajs.CompressionTypes {
       return CompressionTypes.GZIP;
     default:
       throw new Error(`KafkaJS has no built-in ${s.compression} codec`);
-  }
-}
-
-async function withDeadline<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

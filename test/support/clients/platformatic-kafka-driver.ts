@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { Admin, ConfigResourceTypes, Consumer, Producer } from "@platformatic/kafka";
 import type { CapturePlan, RecordSpec } from "../capture-plan.js";
+import { withDeadline } from "../deadline.js";
 
 function log(msg: string): void {
   process.stderr.write(`[platformatic-kafka] ${msg}\n`);
@@ -25,18 +26,6 @@ function message(topic: string, r: RecordSpec) {
     headers.set(Buffer.from(h.key, "utf8"), Buffer.from(h.value, "utf8"));
   }
   return { topic, partition: 0, key: buf(r.key), value: buf(r.value), headers };
-}
-
-async function withDeadline<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function run(plan: CapturePlan): Promise<void> {
