@@ -4,13 +4,16 @@
 //   startup:  Time/Scheduler → socket server bound (requests held until the end, so the registered
 //             endpoints carry the bound ports) → metadata store + cluster id → LogManager (loads and
 //             recovers logs, checks meta.properties) → metadata cache / controller / broker registration
-//             → ReplicaManager → BrokerServices + request pipeline → request processing enabled.
-//   shutdown: socket server stops accepting and closes connections → ReplicaManager (completes delayed
+//             → ReplicaManager → GroupCoordinator (loads the __consumer_offsets partitions it leads as
+//             leadership arrives) → BrokerServices + request pipeline → request processing enabled.
+//   shutdown: socket server stops accepting and closes connections → GroupCoordinator → ReplicaManager (completes delayed
 //             fetches/produces, checkpoints high watermarks) → handlers still running are awaited
 //             (bounded) → controller, metadata cache, metadata store (ephemeral znodes go) → LogManager
 //             (checkpoints, `.kafka_cleanshutdown`) → scheduler. Each step runs even when an earlier one
 //             failed; the first error is reported after all ran.
 //   The embedded metadata store is `<first log dir>/__tributary_metadata.json`.
+//   The Prometheus endpoint (metrics.http.listener) starts just before request processing is enabled and
+//   stops first on shutdown; failing to bind it leaves the broker running without metrics.
 //
 // Log lines follow Kafka's: "[KafkaServer id=0] starting", "... started", "... shutting down",
 // "... shut down completed".
@@ -23,13 +26,22 @@ import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
 import { LogManager } from "../storage/log-manager.js";
 import type { BrokerServices } from "./broker-services.js";
+import { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
+import {
+  GROUP_METADATA_TOPIC_NAME,
+  GroupMetadataManager,
+} from "./coordinator/group/group-metadata-manager.js";
 import type { HandlerRegistration } from "./handler.js";
 import { buildHandlers } from "./handlers/index.js";
 import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
+import { dynamicBrokerLogConfig } from "./metadata/config-definitions.js";
 import { KafkaController } from "./metadata/controller.js";
 import { EmbeddedMetadataStore } from "./metadata/embedded-metadata-store.js";
 import { MetadataCache, type MetadataDelta } from "./metadata/metadata-cache.js";
 import { TopicAdmin, topicAdminOptionsFrom } from "./metadata/topic-admin.js";
+import { DEFAULT_BROKER_ENTITY } from "./metadata/zk-data.js";
+import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
+import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
@@ -61,6 +73,10 @@ export class KafkaServer {
   private controller: KafkaController | undefined;
   metadataCache: MetadataCache | undefined;
   replicaManager: ReplicaManager | undefined;
+  groupCoordinator: GroupCoordinator | undefined;
+  /** The broker's metrics (served on metrics.http.listener). */
+  readonly metrics: BrokerMetrics;
+  private metricsServer: MetricsHttpServer | undefined;
 
   constructor(
     readonly config: KafkaConfig,
@@ -76,6 +92,20 @@ export class KafkaServer {
     this.processingEnabled = new Promise((resolve) => {
       this.enableProcessing = resolve;
     });
+    this.metrics = new BrokerMetrics(this.time);
+    this.metrics.bind({
+      brokerState: () => BROKER_STATE[this.state],
+      replicaManager: () => this.replicaManager,
+      logManager: () => this._logManager,
+      metadata: () => this.metadataCache,
+      isActiveController: () => this.controller?.isActive ?? false,
+      connectionsByListener: () => this._socketServer?.connectionsByListener() ?? new Map(),
+    });
+  }
+
+  /** The bound port of the metrics endpoint (undefined when disabled, not started or not bound). */
+  get metricsPort(): number | undefined {
+    return this.metricsServer?.port;
   }
 
   get brokerId(): number {
@@ -120,6 +150,10 @@ export class KafkaServer {
           if (this.pipeline === undefined) return { kind: "close", reason: "the broker is shutting down" };
           return this.pipeline.process(conn, frame, receivedNs);
         },
+        responseSent: (outcome: RequestOutcome, sentNs: bigint): void => {
+          if (outcome.kind !== "close" && outcome.timing !== undefined)
+            this.metrics.requestMetrics.record(outcome.timing, sentNs);
+        },
       };
       this._socketServer = new SocketServer(this.config, processor, this.time, this.scheduler);
       await this._socketServer.startup();
@@ -146,15 +180,48 @@ export class KafkaServer {
 
       const cache = new MetadataCache(this.store, { brokerId: config.brokerId });
       this.metadataCache = cache;
-      this.replicaManager = new ReplicaManager(config.brokerId, this._logManager, this.time, this.scheduler, {
-        replicaHighWatermarkCheckpointIntervalMs: config.replicaHighWatermarkCheckpointIntervalMs,
-        minInsyncReplicas: (topic) => {
-          const v = Number(cache.topicConfig(topic)["min.insync.replicas"]);
-          return Number.isInteger(v) && v > 0 ? v : config.getInt("min.insync.replicas");
+      this.replicaManager = new ReplicaManager(
+        config.brokerId,
+        this._logManager,
+        this.time,
+        this.scheduler,
+        {
+          replicaHighWatermarkCheckpointIntervalMs: config.replicaHighWatermarkCheckpointIntervalMs,
+          minInsyncReplicas: (topic) => {
+            const v = Number(cache.topicConfig(topic)["min.insync.replicas"]);
+            return Number.isInteger(v) && v > 0 ? v : config.getInt("min.insync.replicas");
+          },
+          fetchMaxBytes: config.getInt("fetch.max.bytes"),
         },
-        fetchMaxBytes: config.getInt("fetch.max.bytes"),
-      });
+        this.metrics.brokerTopicStats,
+      );
       this.replicaManager.startup();
+      this.groupCoordinator = new GroupCoordinator(
+        config.brokerId,
+        {
+          groupMinSessionTimeoutMs: config.getInt("group.min.session.timeout.ms"),
+          groupMaxSessionTimeoutMs: config.getInt("group.max.session.timeout.ms"),
+          groupInitialRebalanceDelayMs: config.getInt("group.initial.rebalance.delay.ms"),
+          groupMaxSize: config.getInt("group.max.size"),
+          offsetMetadataMaxBytes: config.getInt("offset.metadata.max.bytes"),
+        },
+        new GroupMetadataManager(
+          config.brokerId,
+          {
+            offsetsTopicNumPartitions: config.getInt("offsets.topic.num.partitions"),
+            offsetsRetentionMs: config.getInt("offsets.retention.minutes") * 60_000,
+            offsetsRetentionCheckIntervalMs: config.getLong("offsets.retention.check.interval.ms"),
+            offsetCommitTimeoutMs: config.getInt("offsets.commit.timeout.ms"),
+            offsetsLoadBufferSize: config.getInt("offsets.load.buffer.size"),
+          },
+          this.replicaManager,
+          this.time,
+          this.scheduler,
+        ),
+        this.time,
+        this.scheduler,
+      );
+      this.groupCoordinator.startup();
       // Registered before start(): the first delta is the whole current state.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
       await cache.start();
@@ -175,9 +242,15 @@ export class KafkaServer {
         metadata: cache,
         topicAdmin,
         replicaManager: this.replicaManager,
+        groupCoordinator: this.groupCoordinator,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time);
+      this.metrics.start(this.scheduler);
+      if (config.metricsHttpListener !== null) {
+        const server = new MetricsHttpServer(config.metricsHttpListener, () => this.metrics.scrape());
+        if (await server.start()) this.metricsServer = server;
+      }
       this.state = "Running";
       this.enableProcessing();
       for (const e of this._advertised) this.logger.info(`Advertised listener ${endpointString(e)}`);
@@ -215,9 +288,10 @@ export class KafkaServer {
     const lm = this._logManager;
     if (rm === undefined || lm === undefined) return;
     try {
+      if (delta.brokerConfigs.size > 0) this.applyDynamicBrokerConfigs(lm);
       for (const [topic, props] of delta.topicConfigs) {
         try {
-          lm.setTopicConfig(topic, logConfigFrom(props, this.config.defaultLogConfig));
+          lm.setTopicConfig(topic, logConfigFrom(props, lm.defaultLogConfig));
         } catch (e) {
           this.logger.error(`Invalid config of topic ${topic} ignored: ${(e as Error).message}`);
         }
@@ -232,9 +306,44 @@ export class KafkaServer {
           .map((p) => ({ topic: p.topic, partition: p.partition })),
       ];
       if (stop.length > 0) rm.stopReplicas(stop, true);
+      this.updateCoordinatorLeadership(delta);
     } catch (e) {
       this.logger.error(`Error applying a metadata change: ${(e as Error)?.stack ?? e}`);
     }
+  }
+
+  /**
+   * Dynamic broker configs changed (or were loaded at startup): the log.* defaults and compression.type /
+   * message.max.bytes of /config/brokers/<default> and /config/brokers/<id> become the default of every
+   * topic without an override (Kafka's DynamicLogConfig).
+   */
+  private applyDynamicBrokerConfigs(lm: LogManager): void {
+    const cache = this.metadataCache;
+    if (cache === undefined) return;
+    try {
+      const staticConfig: Record<string, string> = {};
+      for (const [k, v] of this.config.originals) staticConfig[k] = v;
+      const next = dynamicBrokerLogConfig({
+        staticConfig,
+        dynamicDefault: cache.brokerConfig(DEFAULT_BROKER_ENTITY),
+        dynamicBroker: cache.brokerConfig(String(this.config.brokerId)),
+      });
+      lm.reconfigureDefaultLogConfig(next, (topic, base) => logConfigFrom(cache.topicConfig(topic), base));
+    } catch (e) {
+      this.logger.error(`Invalid dynamic broker config ignored: ${(e as Error).message}`);
+    }
+  }
+
+  /** The group coordinator follows this broker's leadership of __consumer_offsets partitions (Kafka's onLeadershipChange). */
+  private updateCoordinatorLeadership(delta: MetadataDelta): void {
+    const gc = this.groupCoordinator;
+    if (gc === undefined) return;
+    for (const p of delta.partitions) {
+      if (p.topic !== GROUP_METADATA_TOPIC_NAME) continue;
+      if (p.leader === this.config.brokerId) gc.onElection(p.partition);
+      else gc.onResignation(p.partition);
+    }
+    for (const r of delta.removed) if (r.topic === GROUP_METADATA_TOPIC_NAME) gc.onResignation(r.partition);
   }
 
   private resolveAdvertised(): EndPoint[] {
@@ -272,6 +381,10 @@ export class KafkaServer {
         errors.push(e);
       }
     };
+    const metricsServer = this.metricsServer;
+    this.metricsServer = undefined;
+    if (metricsServer !== undefined) await step("stopping the metrics endpoint", () => metricsServer.stop());
+    this.metrics.stop();
     // Requests still held at startup are answered by closing their connections.
     this.pipeline = undefined;
     this.enableProcessing();
@@ -281,6 +394,8 @@ export class KafkaServer {
     if (socketServer !== undefined)
       await step("stopping the socket server", () => socketServer.stopProcessingRequests());
     for (const hook of [...this.shutdownHooks].reverse()) await step("running a shutdown hook", hook);
+    const gc = this.groupCoordinator;
+    if (gc !== undefined) await step("shutting down the group coordinator", () => gc.shutdown());
     const rm = this.replicaManager;
     if (rm !== undefined) await step("shutting down the replica manager", () => rm.shutdown());
     if (socketServer !== undefined) await step("stopping the socket server", () => socketServer.shutdown());

@@ -4,6 +4,7 @@
 import type { Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import type { LogManager } from "../storage/log-manager.js";
+import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
 import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
@@ -21,4 +22,6 @@ export interface BrokerServices {
   readonly topicAdmin: TopicAdmin;
   /** The partitions this broker hosts: produce, fetch, offsets. */
   readonly replicaManager: ReplicaManager;
+  /** Consumer groups and their committed offsets (__consumer_offsets). */
+  readonly groupCoordinator: GroupCoordinator;
 }

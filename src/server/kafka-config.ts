@@ -29,6 +29,7 @@ import {
   NEVER_MS,
 } from "../storage/log-config.js";
 import type { LogManagerConfig } from "../storage/log-manager.js";
+import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
 
 /** A bad configuration value or file; the message is one line. */
 export class ConfigException extends Error {
@@ -208,6 +209,8 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "metric.reporters": list(""),
   "metrics.num.samples": int(2, 1),
   "metrics.sample.window.ms": long(30000, 1),
+  // Tributary-specific: the Prometheus /metrics endpoint (docs/metrics.md); "" disables it.
+  "metrics.http.listener": str("http://0.0.0.0:9404"),
 };
 
 // Every broker synonym of a topic config (log.segment.bytes, log.retention.hours, …) and the remaining
@@ -395,6 +398,8 @@ export class KafkaConfig {
   readonly defaultLogConfig: LogConfig;
   /** Keys supplied that Tributary does not know (each warned about once). */
   readonly unknownKeys: readonly string[];
+  /** metrics.http.listener parsed; null when disabled (""). */
+  readonly metricsHttpListener: MetricsListener | null;
 
   constructor(props: ReadonlyMap<string, string> | Record<string, string>, options: KafkaConfigOptions = {}) {
     const originals = props instanceof Map ? new Map(props) : new Map(Object.entries(props));
@@ -523,6 +528,15 @@ export class KafkaConfig {
       backoffMs: this.getLong("log.cleaner.backoff.ms"),
       enableCleaner: this.getBoolean("log.cleaner.enable"),
     });
+
+    const metricsListener = parseMetricsListener(this.getString("metrics.http.listener") ?? "");
+    if (typeof metricsListener === "string")
+      throw ConfigException.invalid(
+        "metrics.http.listener",
+        this.getString("metrics.http.listener") ?? "",
+        metricsListener,
+      );
+    this.metricsHttpListener = metricsListener;
 
     const logProps: Record<string, string> = {};
     for (const [k, v] of originals) if (LOG_SYNONYM_KEYS.has(k)) logProps[k] = v;

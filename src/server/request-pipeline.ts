@@ -11,6 +11,8 @@
 // - a malformed body → close the connection, one log line;
 // - a handler that throws → the API's error response with the KafkaError's code (else UNKNOWN_SERVER_ERROR)
 //   in its error fields (`errorResponseFor`); when the API has no error field to carry it, close.
+// A response (or its absence) carries the request's RequestTiming: the socket server reports it once the
+// response is written, for the request metrics (server/metrics/request-metrics.ts).
 
 import { Logger } from "../common/logger.js";
 import type { Time } from "../common/time.js";
@@ -21,6 +23,7 @@ import { ErrorCode } from "../protocol/generated/errors.js";
 import type { ApiVersion } from "../protocol/generated/messages/ApiVersionsResponse.js";
 import { type HandlerRegistration, NO_RESPONSE } from "./handler.js";
 import { apiVersionsErrorResponseFrame, apiVersionsHandler } from "./handlers/18-api-versions.js";
+import { type RequestTiming, requestMetricNames } from "./metrics/request-metrics.js";
 import type { RequestContext } from "./request-context.js";
 
 /** What the socket server knows about the connection a request came from. */
@@ -32,9 +35,21 @@ export interface ConnectionInfo {
 }
 
 export type RequestOutcome =
-  | { readonly kind: "response"; readonly chunks: Buffer[]; readonly api: string }
-  | { readonly kind: "none" }
+  | {
+      readonly kind: "response";
+      readonly chunks: Buffer[];
+      readonly api: string;
+      readonly timing?: RequestTiming;
+    }
+  | { readonly kind: "none"; readonly timing?: RequestTiming }
   | { readonly kind: "close"; readonly reason: string };
+
+/** What process() learnt of a request once it was decoded (for its request metrics). */
+interface DecodedInfo {
+  apiName?: string;
+  version: number;
+  body?: unknown;
+}
 
 /** The API listeners a ZooKeeper-mode broker serves. */
 const BROKER_LISTENERS = new Set(["zkBroker", "broker"]);
@@ -87,11 +102,34 @@ export class RequestPipeline {
     return out;
   }
 
-  /** Turns one request frame (without its size prefix) into what to send back. Never throws. */
+  /**
+   * Turns one request frame (without its size prefix) into what to send back. Never throws. A response (or
+   * the absence of one) carries the request's timing for its RequestMetrics, recorded once it is written.
+   */
   async process(
     conn: ConnectionInfo,
     frame: Buffer,
     receivedNs: bigint = this.time.nanoseconds(),
+  ): Promise<RequestOutcome> {
+    const dequeuedNs = this.time.nanoseconds();
+    const info: DecodedInfo = { version: 0 };
+    const outcome = await this.dispatch(conn, frame, receivedNs, info);
+    if (outcome.kind === "close" || info.apiName === undefined) return outcome;
+    const timing: RequestTiming = {
+      names: requestMetricNames(info.apiName, info.version, info.body),
+      version: info.version,
+      receivedNs,
+      dequeuedNs,
+      completedNs: this.time.nanoseconds(),
+    };
+    return { ...outcome, timing };
+  }
+
+  private async dispatch(
+    conn: ConnectionInfo,
+    frame: Buffer,
+    receivedNs: bigint,
+    info: DecodedInfo,
   ): Promise<RequestOutcome> {
     const decoded = decodeRequest(frame);
     if (!decoded.ok) {
@@ -120,6 +158,9 @@ export class RequestPipeline {
     const api = request.api;
     const version = request.header.requestApiVersion;
     const correlationId = request.header.correlationId;
+    info.apiName = api.name;
+    info.version = version;
+    info.body = request.body;
     const route = this.routes.get(api.apiKey);
     if (route === undefined) {
       return {

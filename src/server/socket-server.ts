@@ -18,7 +18,8 @@
 //   even when a client never reads.
 // - connections.max.idle.ms: a periodic task on the Scheduler closes connections with no request being
 //   handled and no bytes read or written for that long (Kafka's Selector idle expiry).
-// - Responses are written as their Buffer[] chunks between cork() and uncork() (one writev).
+// - Responses are written as their Buffer[] chunks between cork() and uncork() (one writev); once the last
+//   chunk is handed to the kernel the processor hears of it (responseSent: request metrics).
 // queued.max.requests (Kafka: the size of the broker-wide request queue) is accepted; the bound here is
 // per connection (MAX_QUEUED_REQUESTS, plus socket.request.max.bytes of queued frames).
 // socket.send.buffer.bytes / socket.receive.buffer.bytes are accepted but Node's net module has no
@@ -39,6 +40,8 @@ export const MAX_PENDING_WRITE_BYTES = 4 * 1024 * 1024;
 
 export interface RequestProcessor {
   process(conn: ConnectionInfo, frame: Buffer, receivedNs: bigint): Promise<RequestOutcome>;
+  /** A response was handed to the kernel at `sentNs` (or, for "none", the request ended): request metrics. */
+  responseSent?(outcome: RequestOutcome, sentNs: bigint): void;
 }
 
 export interface SocketServerConfig {
@@ -150,6 +153,14 @@ export class SocketServer {
 
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /** Open connections per listener name (every bound listener, 0 when it has none). */
+  connectionsByListener(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const a of this.acceptors) out.set(a.endpoint.listenerName, 0);
+    for (const c of this.connections) out.set(c.info.listenerName, (out.get(c.info.listenerName) ?? 0) + 1);
+    return out;
   }
 
   private accept(socket: Socket, endpoint: EndPoint): void {
@@ -306,22 +317,33 @@ export class KafkaConnection {
     }
     switch (outcome.kind) {
       case "response":
-        this.write(outcome.chunks);
+        this.write(outcome.chunks, outcome);
         break;
       case "close":
         this.logger.info(`Closing socket connection to ${this.info.clientAddress}: ${outcome.reason}`);
         this.close();
         return;
       default:
+        this.processor.responseSent?.(outcome, this.time.nanoseconds());
         break;
     }
     this.pump();
   }
 
-  private write(chunks: Buffer[]): void {
+  private write(chunks: Buffer[], outcome: RequestOutcome): void {
     this.lastActiveNs = this.time.nanoseconds();
     this.socket.cork();
-    for (const c of chunks) this.socket.write(c);
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) this.socket.write(chunks[i]);
+    const sent = this.processor.responseSent;
+    if (sent === undefined || last < 0) {
+      if (last >= 0) this.socket.write(chunks[last]);
+    } else {
+      // The write callback runs once the last chunk is handed to the kernel (with an error if it never is).
+      this.socket.write(chunks[last], (e) => {
+        if (e == null) sent.call(this.processor, outcome, this.time.nanoseconds());
+      });
+    }
     this.socket.uncork();
   }
 

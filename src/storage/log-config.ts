@@ -9,6 +9,16 @@ export const NEVER_MS = Number.MAX_SAFE_INTEGER;
 
 export type CleanupPolicy = "delete" | "compact";
 export type MessageTimestampType = "CreateTime" | "LogAppendTime";
+/** compression.type: a codec, `uncompressed`, or `producer` (keep the producer's codec). */
+export type TopicCompressionType = "producer" | "uncompressed" | "gzip" | "snappy" | "lz4" | "zstd";
+const TOPIC_COMPRESSION_TYPES: readonly string[] = [
+  "producer",
+  "uncompressed",
+  "gzip",
+  "snappy",
+  "lz4",
+  "zstd",
+];
 
 export interface LogConfig {
   /** segment.bytes */
@@ -45,6 +55,14 @@ export interface LogConfig {
   readonly maxMessageBytes: number;
   /** message.timestamp.type */
   readonly messageTimestampType: MessageTimestampType;
+  /** message.timestamp.before.max.ms (Long.MAX: unbounded; see messageTimestampBeforeMaxMsOf) */
+  readonly messageTimestampBeforeMaxMs: bigint;
+  /** message.timestamp.after.max.ms (Long.MAX: unbounded; see messageTimestampAfterMaxMsOf) */
+  readonly messageTimestampAfterMaxMs: bigint;
+  /** message.timestamp.difference.max.ms (deprecated by KIP-937; used while before/after are unset) */
+  readonly messageTimestampDifferenceMaxMs: bigint;
+  /** compression.type */
+  readonly compressionType: TopicCompressionType;
   /** preallocate */
   readonly preallocate: boolean;
 }
@@ -67,6 +85,10 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   fileDeleteDelayMs: 60000,
   maxMessageBytes: 1048588,
   messageTimestampType: "CreateTime",
+  messageTimestampBeforeMaxMs: LONG_MAX,
+  messageTimestampAfterMaxMs: LONG_MAX,
+  messageTimestampDifferenceMaxMs: LONG_MAX,
+  compressionType: "producer",
   preallocate: false,
 });
 
@@ -187,6 +209,22 @@ const PARSERS: Record<string, (cfg: Mutable<LogConfig>, key: string, value: stri
     }
     c.messageTimestampType = t;
   },
+  "message.timestamp.before.max.ms": (c, k, v) => {
+    c.messageTimestampBeforeMaxMs = parseLong(k, v, 0n);
+  },
+  "message.timestamp.after.max.ms": (c, k, v) => {
+    c.messageTimestampAfterMaxMs = parseLong(k, v, 0n);
+  },
+  "message.timestamp.difference.max.ms": (c, k, v) => {
+    c.messageTimestampDifferenceMaxMs = parseLong(k, v, 0n);
+  },
+  "compression.type": (c, k, v) => {
+    const t = v.trim().toLowerCase();
+    if (!TOPIC_COMPRESSION_TYPES.includes(t)) {
+      throw new InvalidLogConfigError(k, v, `one of ${TOPIC_COMPRESSION_TYPES.join(", ")}`);
+    }
+    c.compressionType = t as TopicCompressionType;
+  },
   preallocate: (c, k, v) => {
     c.preallocate = parseBoolean(k, v);
   },
@@ -215,6 +253,23 @@ export function logConfigFrom(
 /** True when cleanup.policy contains compact. */
 export function isCompacted(config: LogConfig): boolean {
   return config.cleanupPolicy.includes("compact");
+}
+
+/**
+ * The effective message.timestamp.before.max.ms (Kafka 3.6+ LogConfig): while it is left at Long.MAX, the
+ * deprecated message.timestamp.difference.max.ms applies.
+ */
+export function messageTimestampBeforeMaxMsOf(config: LogConfig): bigint {
+  return config.messageTimestampBeforeMaxMs !== LONG_MAX
+    ? config.messageTimestampBeforeMaxMs
+    : config.messageTimestampDifferenceMaxMs;
+}
+
+/** The effective message.timestamp.after.max.ms (difference.max.ms while it is left at Long.MAX). */
+export function messageTimestampAfterMaxMsOf(config: LogConfig): bigint {
+  return config.messageTimestampAfterMaxMs !== LONG_MAX
+    ? config.messageTimestampAfterMaxMs
+    : config.messageTimestampDifferenceMaxMs;
 }
 
 /** True when cleanup.policy contains delete. */
@@ -257,6 +312,10 @@ export const BROKER_SYNONYMS: Readonly<Record<string, ReadonlyArray<readonly [st
   "file.delete.delay.ms": [["log.segment.delete.delay.ms", 1]],
   "max.message.bytes": [["message.max.bytes", 1]],
   "message.timestamp.type": [["log.message.timestamp.type", 1]],
+  "message.timestamp.before.max.ms": [["log.message.timestamp.before.max.ms", 1]],
+  "message.timestamp.after.max.ms": [["log.message.timestamp.after.max.ms", 1]],
+  "message.timestamp.difference.max.ms": [["log.message.timestamp.difference.max.ms", 1]],
+  "compression.type": [["compression.type", 1]],
   preallocate: [["log.preallocate", 1]],
 };
 

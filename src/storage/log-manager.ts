@@ -9,6 +9,10 @@
 //   <topic>-<partition>/                 one UnifiedLog each; `<tp>.<id>-delete` dirs are deletions in flight
 // Invariants: a log is loaded from exactly one dir; checkpoints are written atomically; after an
 // unclean shutdown every log is recovered from its checkpointed recovery point.
+// Storage failures (Kafka's LogDirFailureChannel, KAFKA_STORAGE_ERROR): a log dir that cannot be created or
+// read is offline as a whole (its checkpoints are not written; with every dir offline startup fails); a
+// partition whose log cannot be opened or written is offline on its own, reported once as an ERROR naming
+// the partition and the cause, and refused by getOrCreateLog; the other partitions keep working.
 
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -17,6 +21,7 @@ import { Logger } from "../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import { parseTopicPartitionDir, type TopicPartition, topicPartitionKey } from "../common/topic-partition.js";
+import { KafkaError } from "../protocol/errors.js";
 import {
   deleteCleanShutdownMarker,
   hasCleanShutdownMarker,
@@ -60,6 +65,19 @@ interface LoadedLog {
   readonly dir: string;
 }
 
+/** Why a partition's log or a log dir is offline. */
+export interface StorageFailure {
+  readonly dir: string;
+  readonly cause: string;
+}
+
+/** An error from the file system (as opposed to a bug or a Kafka-level error). */
+export function isStorageError(e: unknown): boolean {
+  return (
+    e instanceof Error && !(e instanceof KafkaError) && typeof (e as NodeJS.ErrnoException).code === "string"
+  );
+}
+
 export class LogManager {
   private readonly logs = new Map<string, LoadedLog>();
   private readonly topicConfigs = new Map<string, LogConfig>();
@@ -73,6 +91,19 @@ export class LogManager {
   private _cleaner: CleanerThread | undefined;
   private cleanerTask: ScheduledTask | undefined;
   private cleanerStopped = false;
+  /** Log dirs that failed as a whole (Kafka's offline log dirs), with the cause. */
+  private readonly failedDirs = new Map<string, string>();
+  /** Failed dirs that may still hold partition logs (the path is a directory we could not read). */
+  private readonly failedDirsWithLogs = new Set<string>();
+  /** The broker's default topic config: the static log.* keys, then dynamic broker configs over them. */
+  private _defaultLogConfig: LogConfig;
+  /** Partitions whose log could not be opened or written, by "<topic>-<partition>". */
+  private readonly failedLogs = new Map<string, StorageFailure>();
+  /**
+   * The checkpointed offsets of partitions whose log could not be opened, per checkpoint file, kept in the
+   * checkpoints written later (as Kafka leaves a failed dir's checkpoints alone) so a repaired log keeps them.
+   */
+  private readonly retainedOffsets = new Map<string, Map<string, { tp: TopicPartition; offset: bigint }>>();
 
   constructor(
     readonly config: LogManagerConfig,
@@ -81,21 +112,32 @@ export class LogManager {
   ) {
     if (config.logDirs.length === 0) throw new Error("log.dirs: expected at least one directory");
     this.cleanerConfig = { ...DEFAULT_CLEANER_CONFIG, ...config.cleanerConfig };
+    this._defaultLogConfig = config.defaultLogConfig;
   }
 
   /** Loads every partition log found in the log dirs and checks meta.properties. */
   startup(): void {
     for (const dir of this.config.logDirs) {
-      mkdirSync(dir, { recursive: true });
-      this.checkBrokerMetadata(dir);
-      const clean = hasCleanShutdownMarker(dir);
-      this.cleanShutdown.set(dir, clean);
-      if (clean) deleteCleanShutdownMarker(dir);
-      this.loadLogsIn(dir, clean);
+      try {
+        mkdirSync(dir, { recursive: true });
+        this.checkBrokerMetadata(dir);
+        const clean = hasCleanShutdownMarker(dir);
+        this.cleanShutdown.set(dir, clean);
+        if (clean) deleteCleanShutdownMarker(dir);
+        this.loadLogsIn(dir, clean);
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.markLogDirOffline(dir, e as Error);
+      }
+    }
+    if (this.failedDirs.size === this.config.logDirs.length) {
+      throw new Error(
+        `Shutdown broker because all log dirs in ${this.config.logDirs.join(", ")} have failed`,
+      );
     }
     if (this.cleanerConfig.enableCleaner && this._cleanerManager === undefined) {
-      // Reads every dir's cleaner-offset-checkpoint.
-      this._cleanerManager = new LogCleanerManager(this.config.logDirs, () => this.allLogs(), this.time);
+      // Reads every online dir's cleaner-offset-checkpoint.
+      this._cleanerManager = new LogCleanerManager(this.onlineLogDirs(), () => this.allLogs(), this.time);
       this._cleaner = new CleanerThread(this._cleanerManager, this.cleanerConfig, this.time);
     }
   }
@@ -214,11 +256,19 @@ export class LogManager {
       if (existing) {
         throw new Error(`duplicate log directories for ${key}: ${existing.dir} and ${join(dir, entry.name)}`);
       }
-      const log = this.openLog(dir, tp, this.configFor(tp.topic), {
-        hadCleanShutdown,
-        recoveryPoint: recoveryPoints.get(key) ?? 0n,
-        logStartOffset: logStartOffsets.get(key),
-      });
+      let log: UnifiedLog;
+      try {
+        log = this.openLog(dir, tp, this.configFor(tp.topic), {
+          hadCleanShutdown,
+          recoveryPoint: recoveryPoints.get(key) ?? 0n,
+          logStartOffset: logStartOffsets.get(key),
+        });
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.markLogOffline(tp, dir, e as Error);
+        this.retainCheckpointedOffsets(dir, tp, recoveryPoints, logStartOffsets);
+        continue;
+      }
       this.logs.set(key, { log, dir });
     }
     this.logger.info(`Loaded ${this.logs.size} logs from ${dir} (clean shutdown: ${hadCleanShutdown})`);
@@ -259,7 +309,26 @@ export class LogManager {
 
   /** The topic's effective log config (defaults overridden by topic configs). */
   configFor(topic: string): LogConfig {
-    return this.topicConfigs.get(topic) ?? this.config.defaultLogConfig;
+    return this.topicConfigs.get(topic) ?? this._defaultLogConfig;
+  }
+
+  /** The broker's current default topic config (static log.* keys with dynamic broker configs applied). */
+  get defaultLogConfig(): LogConfig {
+    return this._defaultLogConfig;
+  }
+
+  /**
+   * A new broker default (dynamic broker configs changed, Kafka's DynamicLogConfig.reconfigure): the topics
+   * get `topicConfig(topic, newDefault)` (their overrides over the new default), open logs take it at once.
+   */
+  reconfigureDefaultLogConfig(
+    newDefault: LogConfig,
+    topicConfig: (topic: string, newDefault: LogConfig) => LogConfig,
+  ): void {
+    this._defaultLogConfig = newDefault;
+    const topics = new Set([...this.topicConfigs.keys()]);
+    for (const { log } of this.logs.values()) topics.add(log.topicPartition.topic);
+    for (const topic of topics) this.setTopicConfig(topic, topicConfig(topic, newDefault));
   }
 
   /**
@@ -280,27 +349,97 @@ export class LogManager {
     return [...this.logs.values()].map(({ log, dir }) => ({ tp: log.topicPartition, log, dir }));
   }
 
-  /** Returns the partition's log, creating it in the least loaded log dir if needed. */
+  /**
+   * Returns the partition's log, creating it in the least loaded online log dir if needed. An offline
+   * partition, or a missing one while a log dir is offline (it may be there: Kafka's "Can not create log"),
+   * is KAFKA_STORAGE_ERROR; a failure to create it makes it offline.
+   */
   getOrCreateLog(tp: TopicPartition, topicId?: string): UnifiedLog {
     const existing = this.getLog(tp);
     if (existing) return existing;
+    const key = topicPartitionKey(tp);
+    const failed = this.failedLogs.get(key);
+    if (failed !== undefined) {
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `The log of partition ${key} in ${failed.dir} is offline: ${failed.cause}`,
+      );
+    }
+    if (this.failedDirsWithLogs.size > 0) {
+      // The log may be in a dir that cannot be read: creating it elsewhere would lose its data.
+      const cause = new Error(
+        `Can not create log for ${key} because log directories ${[...this.failedDirsWithLogs].join(",")} are offline`,
+      );
+      this.markLogOffline(tp, [...this.failedDirsWithLogs][0], cause);
+      throw new KafkaError("KAFKA_STORAGE_ERROR", cause.message);
+    }
     const dir = this.nextLogDir();
-    const logDir = join(dir, topicPartitionKey(tp));
-    mkdirSync(logDir, { recursive: true });
-    if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId);
-    const log = this.openLog(dir, tp, this.configFor(tp.topic), {
-      hadCleanShutdown: true,
-      recoveryPoint: 0n,
-    });
-    this.logs.set(topicPartitionKey(tp), { log, dir });
+    const logDir = join(dir, key);
+    let log: UnifiedLog;
+    try {
+      mkdirSync(logDir, { recursive: true });
+      if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId);
+      log = this.openLog(dir, tp, this.configFor(tp.topic), {
+        hadCleanShutdown: true,
+        recoveryPoint: 0n,
+      });
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      this.markLogOffline(tp, dir, e as Error);
+      throw new KafkaError("KAFKA_STORAGE_ERROR", `Error while creating log for ${key} in dir ${dir}`);
+    }
+    this.logs.set(key, { log, dir });
     this.logger.info(`Created log for partition ${topicPartitionKey(tp)} in ${logDir}`);
     return log;
   }
 
-  /** Kafka's choice for a new log: the dir with the fewest partitions. */
+  /**
+   * Takes a partition's log offline after an I/O error on it (opening, appending, flushing): one ERROR line
+   * naming the partition and the cause; later appends and reads of it answer KAFKA_STORAGE_ERROR.
+   */
+  markLogOffline(tp: TopicPartition, dir: string, cause: Error): void {
+    const key = topicPartitionKey(tp);
+    if (this.failedLogs.has(key)) return;
+    const reason = cause.message;
+    this.failedLogs.set(key, { dir, cause: reason });
+    this.logger.error(`Partition ${key} in dir ${dir} is offline: ${reason}`);
+  }
+
+  /** A log dir that failed as a whole (Kafka's LogDirFailureChannel.maybeAddOfflineLogDir). */
+  private markLogDirOffline(dir: string, cause: Error): void {
+    if (this.failedDirs.has(dir)) return;
+    this.failedDirs.set(dir, cause.message);
+    // A path that is not a directory (or does not exist) holds no partition logs.
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code !== "ENOTDIR" && code !== "EEXIST" && code !== "ENOENT") this.failedDirsWithLogs.add(dir);
+    this.logger.error(`Error while loading log dir ${dir}; the log dir is offline: ${cause.message}`);
+  }
+
+  /** Why the partition's log is offline, or undefined when it is not. */
+  offlineLog(tp: TopicPartition): StorageFailure | undefined {
+    return this.failedLogs.get(topicPartitionKey(tp));
+  }
+
+  /** Offline log dirs with their cause. */
+  offlineLogDirs(): ReadonlyMap<string, string> {
+    return this.failedDirs;
+  }
+
+  /** The log dirs that have not failed. */
+  onlineLogDirs(): string[] {
+    return this.config.logDirs.filter((d) => !this.failedDirs.has(d));
+  }
+
+  /** The dir of a loaded partition log. */
+  logDirOf(tp: TopicPartition): string | undefined {
+    return this.logs.get(topicPartitionKey(tp))?.dir;
+  }
+
+  /** Kafka's choice for a new log: the online dir with the fewest partitions. */
   private nextLogDir(): string {
-    const counts = new Map<string, number>(this.config.logDirs.map((d) => [d, 0]));
-    for (const { dir } of this.logs.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    const counts = new Map<string, number>(this.onlineLogDirs().map((d) => [d, 0]));
+    for (const { dir } of this.logs.values())
+      if (counts.has(dir)) counts.set(dir, (counts.get(dir) ?? 0) + 1);
     return [...counts.entries()].sort((a, b) => a[1] - b[1])[0][0];
   }
 
@@ -308,7 +447,21 @@ export class LogManager {
   deleteLog(tp: TopicPartition): void {
     const key = topicPartitionKey(tp);
     const loaded = this.logs.get(key);
+    const failed = this.failedLogs.get(key);
+    if (!loaded && failed !== undefined) {
+      // An offline partition that is deleted: forget it, and remove what of it can be removed.
+      this.failedLogs.delete(key);
+      try {
+        rmSync(join(failed.dir, key), { recursive: true, force: true });
+      } catch (e) {
+        this.logger.warn(
+          `Could not remove the offline log of ${key} in ${failed.dir}: ${(e as Error).message}`,
+        );
+      }
+      return;
+    }
     if (!loaded) return;
+    this.failedLogs.delete(key);
     this.logs.delete(key);
     // No clean of it from now on, and its cleaner checkpoint entry goes.
     this._cleanerManager?.abortCleaning(tp, loaded.dir);
@@ -366,7 +519,15 @@ export class LogManager {
   }
 
   flushDirtyLogs(): void {
-    for (const { log } of this.logs.values()) log.maybeFlush();
+    for (const { log, dir } of this.logs.values()) {
+      if (this.failedLogs.has(topicPartitionKey(log.topicPartition))) continue;
+      try {
+        log.maybeFlush();
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.markLogOffline(log.topicPartition, dir, e as Error);
+      }
+    }
   }
 
   checkpointRecoveryPoints(): void {
@@ -386,9 +547,38 @@ export class LogManager {
     return this.readCheckpoint(dir, REPLICATION_OFFSET_CHECKPOINT);
   }
 
+  /** Keeps an offline partition's checkpointed offsets (recovery point, log start offset, HW). */
+  private retainCheckpointedOffsets(
+    dir: string,
+    tp: TopicPartition,
+    recoveryPoints: Map<string, bigint>,
+    logStartOffsets: Map<string, bigint>,
+  ): void {
+    const key = topicPartitionKey(tp);
+    const sources: Array<[string, Map<string, bigint>]> = [
+      [RECOVERY_POINT_CHECKPOINT, recoveryPoints],
+      [LOG_START_OFFSET_CHECKPOINT, logStartOffsets],
+      [REPLICATION_OFFSET_CHECKPOINT, this.readCheckpoint(dir, REPLICATION_OFFSET_CHECKPOINT)],
+    ];
+    for (const [name, values] of sources) {
+      const offset = values.get(key);
+      if (offset === undefined) continue;
+      const fileKey = join(dir, name);
+      let retained = this.retainedOffsets.get(fileKey);
+      if (retained === undefined) {
+        retained = new Map();
+        this.retainedOffsets.set(fileKey, retained);
+      }
+      retained.set(key, { tp, offset });
+    }
+  }
+
   private writeCheckpoints(name: string, value: (log: UnifiedLog) => bigint): void {
-    for (const dir of this.config.logDirs) {
+    for (const dir of this.onlineLogDirs()) {
       const entries = new Map<string, { tp: TopicPartition; offset: bigint }>();
+      for (const [key, e] of this.retainedOffsets.get(join(dir, name)) ?? []) {
+        if (this.failedLogs.has(key)) entries.set(key, e);
+      }
       for (const { log, dir: d } of this.logs.values()) {
         if (d === dir)
           entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
@@ -405,14 +595,19 @@ export class LogManager {
     this.cleanerTask?.cancel();
     this.cleanerTask = undefined;
     this._cleanerManager?.writeAllCheckpoints();
-    for (const { log } of this.logs.values()) {
-      log.flush();
+    for (const { log, dir } of this.logs.values()) {
+      try {
+        log.flush();
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.markLogOffline(log.topicPartition, dir, e as Error);
+      }
       log.close();
     }
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
-    for (const dir of this.config.logDirs) {
+    for (const dir of this.onlineLogDirs()) {
       if (existsSync(dir)) writeCleanShutdownMarker(dir);
     }
     this.logs.clear();

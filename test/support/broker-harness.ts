@@ -29,6 +29,8 @@ export { withDeadline };
 
 /** The line the acceptor prints once a listener is bound; the port is the last group. */
 const PORT_LINE = /Awaiting socket connections on ([0-9.]+|\[[0-9a-f:]+\]|[\w.-]+):(\d+)/;
+/** The line the broker prints once its Prometheus endpoint is bound. */
+const METRICS_LINE = /Metrics HTTP endpoint listening on http:\/\/([^\s/]+):(\d+)\/metrics/;
 
 export interface BrokerOptions {
   /** Extra `--override key=value` settings (log.dirs and listeners are set by the harness unless given). */
@@ -81,6 +83,11 @@ export class BrokerHarness {
   readonly root: string;
   readonly logDir: string;
   port: number;
+  /**
+   * The bound port of the broker's /metrics endpoint (the harness sets metrics.http.listener to
+   * http://127.0.0.1:0 unless overridden); undefined when disabled or not bound.
+   */
+  metricsPort: number | undefined;
   /** Everything the broker wrote, across restarts. */
   stdout = "";
   stderr = "";
@@ -126,6 +133,12 @@ export class BrokerHarness {
     return `${this.host}:${this.port}`;
   }
 
+  /** http://127.0.0.1:<metricsPort>/metrics; throws when the broker has no metrics endpoint. */
+  get metricsUrl(): string {
+    if (this.metricsPort === undefined) throw new Error(`the broker has no metrics endpoint\n${this.output}`);
+    return `http://${this.host}:${this.metricsPort}/metrics`;
+  }
+
   get isRunning(): boolean {
     return this.child !== undefined && this.lastExit === undefined;
   }
@@ -144,6 +157,7 @@ export class BrokerHarness {
     const settings: Record<string, string> = {
       "log.dirs": this.logDir,
       listeners: `PLAINTEXT://${this.host}:${this.port}`,
+      "metrics.http.listener": `http://${this.host}:0`,
       ...this.overrides,
     };
     const args = ["server-start"];
@@ -235,6 +249,18 @@ export class BrokerHarness {
       if (this.lastExit)
         throw new Error(`broker exited during start-up (${JSON.stringify(this.lastExit)})\n${this.output}`);
       if (await apiVersionsAnswered(this.host, port, 2000)) {
+        // The metrics endpoint is bound before requests are served, so its line (or, when the bind failed,
+        // an ERROR line about it) was written already; the pipe may deliver it a moment after the answer.
+        this.metricsPort = undefined;
+        if (settings["metrics.http.listener"].trim() !== "") {
+          for (let waited = 0; waited <= 2000; waited += 20) {
+            const out = this.stdout.slice(stdoutFrom) + this.stderr.slice(stderrFrom);
+            const m = METRICS_LINE.exec(out);
+            if (m) this.metricsPort = Number(m[2]);
+            if (m || /Metrics HTTP endpoint failed/.test(out)) break;
+            await sleep(20);
+          }
+        }
         this.trimOutput = true;
         return;
       }

@@ -1,9 +1,11 @@
 // Produce (API key 0), Kafka's KafkaApis.handleProduceRequest. Accepts v3–11 (magic 2 batches only; see
 // docs/record-format.md): per partition it checks what the request itself must satisfy (a valid topic
 // name, exactly one magic-2 batch, no zstd below v7, a client batch whose lastOffsetDelta + 1 equals its
-// record count and that is not a control batch), then hands the bytes to the ReplicaManager, which
-// validates CRC and sizes (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), assigns offsets and
-// waits for the ISR with acks=-1. acks=0 gets no response. Only batch headers are read.
+// record count and that is not a control batch), then hands the bytes to the ReplicaManager, which runs
+// the LogValidator (record-level errors: INVALID_TIMESTAMP, INVALID_RECORD, sent back as record_errors;
+// recompression to the topic's compression.type), validates CRC and sizes (CORRUPT_MESSAGE,
+// MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), assigns offsets and waits for the ISR with acks=-1; an
+// offline partition answers KAFKA_STORAGE_ERROR. acks=0 gets no response. Here only batch headers are read.
 
 import { ErrorCode, type ErrorName, KafkaError } from "../../protocol/errors.js";
 import type { ProduceRequest } from "../../protocol/generated/messages/ProduceRequest.js";

@@ -4,7 +4,8 @@
 // partition_max_bytes, whole batches, at least one batch for the first partition with data), bounded by
 // the isolation level (read_committed: up to the last stable offset). v13+ names topics by id
 // (UNKNOWN_TOPIC_ID). Record bytes go back as views of what was read from the segments. Below v10 a
-// partition holding zstd batches answers UNSUPPORTED_COMPRESSION_TYPE.
+// partition holding zstd batches answers UNSUPPORTED_COMPRESSION_TYPE. The record bytes of each partition in
+// the response are marked as BytesOutPerSec (consumers) or ReplicationBytesOutPerSec (followers).
 
 import type { TopicPartition } from "../../common/topic-partition.js";
 import { ErrorCode } from "../../protocol/errors.js";
@@ -173,6 +174,8 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
       p.preferredReadReplica = d.preferredReadReplica;
       p.records = d.records;
       topic.partitions.push(p);
+      // BytesOutPerSec (consumers) / ReplicationBytesOutPerSec (followers), as Kafka's updateBytesOut.
+      if (c.topic !== "") rm.brokerTopicStats.updateBytesOut(c.topic, isFromFollower, d.records.length);
     }
     return response;
   };

@@ -5,7 +5,9 @@
 // when auto.create.topics.enable and the request's allow_auto_topic_creation (v4+; always before) allow it,
 // and answered LEADER_NOT_AVAILABLE as Kafka does; otherwise UNKNOWN_TOPIC_OR_PARTITION. Illegal names
 // get INVALID_TOPIC_EXCEPTION; topic ids (v10+) are looked up (UNKNOWN_TOPIC_ID). Authorized operations
-// are not computed (-2147483648).
+// are not computed (-2147483648). A partition whose replica on this broker is offline (its log failed:
+// KAFKA_STORAGE_ERROR) lists this broker in offline_replicas, and when this broker was its leader, answers
+// LEADER_NOT_AVAILABLE with leader -1, as Kafka's controller leaves a partition with no live replica.
 
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
@@ -36,18 +38,26 @@ export function brokersOnListener(cache: MetadataCache, listenerName: string): M
   return out;
 }
 
-function topicResponse(
+/** Whether this broker's replica of the partition is offline (its log failed). */
+type OfflineLocal = (topic: string, partition: number) => boolean;
+
+function topicResponseOf(
   cache: MetadataCache,
   name: string,
   listenerName: string,
   version: number,
+  offlineLocal: OfflineLocal = () => false,
+  localBrokerId = -1,
 ): MetadataResponseTopic {
   const topicId = cache.topicId(name) ?? ZERO_UUID;
   const states = cache.partitionStates(name);
   const base = { ...defaultMetadataResponseTopic(), name, topicId, isInternal: isInternalTopic(name) };
   if (states.length === 0) return { ...base, errorCode: ErrorCode.LEADER_NOT_AVAILABLE };
   const partitions: MetadataResponsePartition[] = states.map((s) => {
-    const offline = s.replicas.filter((r) => !cache.isBrokerAlive(r));
+    const localOffline = offlineLocal(name, s.partition);
+    const offline = s.replicas.filter(
+      (r) => !cache.isBrokerAlive(r) || (localOffline && r === localBrokerId),
+    );
     const p: MetadataResponsePartition = {
       ...defaultMetadataResponsePartition(),
       partitionIndex: s.partition,
@@ -57,7 +67,7 @@ function topicResponse(
       isrNodes: [...s.isr],
       offlineReplicas: version >= 5 ? offline : [],
     };
-    if (s.leader < 0 || !cache.isBrokerAlive(s.leader)) {
+    if (s.leader < 0 || !cache.isBrokerAlive(s.leader) || (localOffline && s.leader === localBrokerId)) {
       return { ...p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1 };
     }
     if (!cache.endpointFor(s.leader, listenerName)) {
@@ -79,6 +89,12 @@ function topicResponse(
 
 export function metadataHandler(services: BrokerServices): HandlerRegistration {
   const cache = services.metadata;
+  // (Handler tests build services without the storage side: nothing is offline there.)
+  const replicaManager = services.replicaManager as BrokerServices["replicaManager"] | undefined;
+  const offlineLocal: OfflineLocal = (topic, partition) =>
+    replicaManager?.getPartition({ topic, partition })?.isOffline ?? false;
+  const topicResponse = (c: MetadataCache, name: string, listener: string, version: number) =>
+    topicResponseOf(c, name, listener, version, offlineLocal, services.brokerId);
   return {
     apiKey: ApiKey.Metadata,
     minVersion: 0,

@@ -1,7 +1,8 @@
 // DescribeLogDirs (API key 35), Kafka's KafkaApis.handleDescribeLogDirsRequest: for each log dir, the
 // partitions it holds (all, or those asked for) with their size in bytes, offset lag (0: no future
 // replicas being moved between dirs yet) and is_future false; v4+ also the dir's total and usable bytes
-// (statfs). An unreadable dir answers KAFKA_STORAGE_ERROR.
+// (statfs). An unreadable dir, or one the LogManager took offline, answers KAFKA_STORAGE_ERROR; offline
+// partitions are not listed (Kafka lists only online logs).
 
 import { statfsSync } from "node:fs";
 import { ErrorCode } from "../../protocol/errors.js";
@@ -29,6 +30,11 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
     const response = defaultDescribeLogDirsResponse();
     for (const dir of lm.config.logDirs) {
       const result = { ...defaultDescribeLogDirsResult(), logDir: dir, topics: [] as DescribeLogDirsTopic[] };
+      if (lm.offlineLogDirs().has(dir)) {
+        result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
+        response.results.push(result);
+        continue;
+      }
       if (ctx.apiVersion >= 4) {
         try {
           const st = statfsSync(dir, { bigint: true });
@@ -44,6 +50,7 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
       for (const { tp, log, dir: d } of logs) {
         if (d !== dir) continue;
         if (wanted !== undefined && !wanted.has(`${tp.topic}-${tp.partition}`)) continue;
+        if (lm.offlineLog(tp) !== undefined) continue;
         let topic = byTopic.get(tp.topic);
         if (topic === undefined) {
           topic = { ...defaultDescribeLogDirsTopic(), name: tp.topic, partitions: [] };

@@ -21,6 +21,15 @@ import { produceHandler } from "./00-produce.js";
 import { fetchHandler } from "./01-fetch.js";
 import { listOffsetsHandler } from "./02-list-offsets.js";
 import { metadataHandler } from "./03-metadata.js";
+import { offsetCommitHandler } from "./08-offset-commit.js";
+import { offsetFetchHandler } from "./09-offset-fetch.js";
+import { findCoordinatorHandler } from "./10-find-coordinator.js";
+import { joinGroupHandler } from "./11-join-group.js";
+import { heartbeatHandler } from "./12-heartbeat.js";
+import { leaveGroupHandler } from "./13-leave-group.js";
+import { syncGroupHandler } from "./14-sync-group.js";
+import { describeGroupsHandler } from "./15-describe-groups.js";
+import { listGroupsHandler } from "./16-list-groups.js";
 import { createTopicsHandler } from "./19-create-topics.js";
 import { deleteTopicsHandler } from "./20-delete-topics.js";
 import { deleteRecordsHandler } from "./21-delete-records.js";
@@ -29,7 +38,9 @@ import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
+import { deleteGroupsHandler } from "./42-delete-groups.js";
 import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
+import { offsetDeleteHandler } from "./47-offset-delete.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
 
 export type HandlerFactory = (services: BrokerServices) => HandlerRegistration;
@@ -67,6 +78,15 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  findCoordinatorHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
@@ -75,7 +95,9 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   alterConfigsHandler,
   describeLogDirsHandler,
   createPartitionsHandler,
+  deleteGroupsHandler,
   incrementalAlterConfigsHandler,
+  offsetDeleteHandler,
   describeClusterHandler,
 ];
 

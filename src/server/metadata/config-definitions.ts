@@ -5,7 +5,13 @@
 // Kafka's ConfigHelper does (dynamic broker → dynamic default → static → default, listed in that order,
 // then dropped up to the primary synonym).
 
-import { BROKER_SYNONYMS, InvalidLogConfigError, logConfigFrom } from "../../storage/log-config.js";
+import {
+  BROKER_SYNONYMS,
+  brokerLogConfigFrom,
+  InvalidLogConfigError,
+  type LogConfig,
+  logConfigFrom,
+} from "../../storage/log-config.js";
 import { BROKER_CONFIG_DEFS } from "../kafka-config.js";
 
 /** DescribeConfigs config_source values. */
@@ -433,7 +439,7 @@ export function validateBrokerConfigs(props: Record<string, string>, perBroker: 
   if (notDynamic.length > 0) {
     throw new ConfigValidationError(
       "INVALID_REQUEST",
-      `Cannot update these configs dynamically: ${notDynamic.join(", ")}`,
+      `Cannot update these configs dynamically: Set(${notDynamic.join(", ")})`,
     );
   }
   for (const [key, value] of Object.entries(props)) {
@@ -457,6 +463,13 @@ export function validateBrokerConfigs(props: Record<string, string>, perBroker: 
         `Invalid value ${JSON.stringify(value)} for configuration ${key}: expected ${expected}`,
       );
     }
+  }
+  // The log.* defaults (and compression.type, message.max.bytes) must also be values a topic accepts.
+  try {
+    dynamicBrokerLogConfig({ staticConfig: {}, dynamicDefault: {}, dynamicBroker: props });
+  } catch (e) {
+    if (e instanceof InvalidLogConfigError) throw new ConfigValidationError("INVALID_CONFIG", e.message);
+    throw e;
   }
 }
 
@@ -485,6 +498,21 @@ export interface BrokerConfigLayers {
   readonly dynamicDefault: Record<string, string>;
   /** server.properties (+ overrides) */
   readonly staticConfig: Record<string, string>;
+}
+
+/**
+ * The broker's default topic config with dynamic broker configs applied (Kafka's DynamicBrokerConfig: the
+ * static properties, overridden by /config/brokers/<default>, overridden by /config/brokers/<id>; then
+ * the usual synonym priority, e.g. log.retention.ms over log.retention.hours whichever layer holds it).
+ * Throws InvalidLogConfigError naming the broker key.
+ */
+export function dynamicBrokerLogConfig(layers: BrokerConfigLayers): LogConfig {
+  const merged: Record<string, string> = {};
+  const logKeys = new Set(Object.values(BROKER_SYNONYMS).flatMap((g) => g.map(([k]) => k)));
+  for (const layer of [layers.staticConfig, layers.dynamicDefault, layers.dynamicBroker]) {
+    for (const [k, v] of Object.entries(layer)) if (logKeys.has(k)) merged[k] = v;
+  }
+  return brokerLogConfigFrom(merged);
 }
 
 /** The broker synonym group a broker key belongs to (Kafka's DynamicBrokerConfig.brokerConfigSynonyms). */

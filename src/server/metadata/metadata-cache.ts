@@ -37,6 +37,8 @@ export interface MetadataDelta {
   readonly removed: Array<{ topic: string; partition: number }>;
   /** Topic configs that were set or changed ({} when every override was removed or the topic is new). */
   readonly topicConfigs: Map<string, Record<string, string>>;
+  /** Dynamic broker config entities (`/config/brokers/<id|<default>>`) that were loaded or changed. */
+  readonly brokerConfigs: Set<string>;
 }
 
 export type MetadataListener = (delta: MetadataDelta) => void;
@@ -257,12 +259,18 @@ export class MetadataCache {
 
   private flush(): void {
     const p = this.pending;
-    if (p.partitions.size > 0 || p.removed.length > 0 || p.topicConfigs.size > 0) {
+    if (
+      p.partitions.size > 0 ||
+      p.removed.length > 0 ||
+      p.topicConfigs.size > 0 ||
+      p.brokerConfigs.size > 0
+    ) {
       this.pending = emptyDelta();
       const d: MetadataDelta = {
         partitions: [...p.partitions.values()],
         removed: p.removed,
         topicConfigs: p.topicConfigs,
+        brokerConfigs: p.brokerConfigs,
       };
       for (const l of this.listeners) {
         try {
@@ -477,6 +485,7 @@ export class MetadataCache {
     const n = await this.store.get(ZkPaths.configBroker(entity));
     const config = n ? ConfigEntityZNode.decode(ZkPaths.configBroker(entity), n.data) : {};
     this.brokerConfigs.set(entity, config);
+    this.pending.brokerConfigs.add(entity);
   }
 }
 
@@ -485,10 +494,11 @@ interface MutableDelta {
   partitions: Map<string, PartitionState>;
   removed: Array<{ topic: string; partition: number }>;
   topicConfigs: Map<string, Record<string, string>>;
+  brokerConfigs: Set<string>;
 }
 
 function emptyDelta(): MutableDelta {
-  return { partitions: new Map(), removed: [], topicConfigs: new Map() };
+  return { partitions: new Map(), removed: [], topicConfigs: new Map(), brokerConfigs: new Set() };
 }
 
 function sameInts(a: readonly number[], b: readonly number[]): boolean {

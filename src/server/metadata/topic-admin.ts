@@ -8,7 +8,8 @@
 // serves the result. Requests with a timeout wait for the cache to show the outcome (as Kafka's
 // DelayedCreatePartitions / DelayedDeleteTopics), answering REQUEST_TIMED_OUT when it does not.
 // Dynamic broker configs (/config/brokers/<id>, /config/brokers/<default>) are stored, validated and
-// described; the running broker does not yet apply them to its components.
+// described here; the broker server applies their log defaults (log.*, compression.type,
+// message.max.bytes) to the LogManager when the metadata cache reports a change (dynamicBrokerLogConfig).
 
 import { Logger } from "../../common/logger.js";
 import type { Scheduler } from "../../common/scheduler.js";
@@ -316,6 +317,12 @@ export interface TopicAdminOptions {
   /** [0, 1) random source for replica placement (tests fix it). */
   readonly random?: () => number;
   readonly logger?: Logger;
+  /**
+   * The broker runs the embedded single-node cluster: internal topics whose replication factor is not set
+   * explicitly get min(Kafka's default, alive brokers) replicas, as Kafka's single-node sample
+   * server.properties sets offsets.topic.replication.factor=1, so `server-start` needs no setup.
+   */
+  readonly singleNodeCluster?: boolean;
 }
 
 /** TopicAdminOptions from the broker's KafkaConfig. */
@@ -333,6 +340,7 @@ export function topicAdminOptionsFrom(
     autoCreateTopicsEnable: config.autoCreateTopicsEnable,
     deleteTopicEnable: config.deleteTopicEnable,
     staticConfig: config.originals,
+    singleNodeCluster: config.zookeeperConnect === null,
   };
 }
 
@@ -649,6 +657,15 @@ export class TopicAdmin {
       return err("INVALID_REQUEST", `${name} is not an internal topic`);
     }
     const alive = this.aliveBrokers().length;
+    const rfKey =
+      name === "__consumer_offsets"
+        ? "offsets.topic.replication.factor"
+        : "transaction.state.log.replication.factor";
+    if (this.options.singleNodeCluster && this.staticConfig[rfKey] === undefined && alive > 0) {
+      rf = Math.min(rf, alive);
+      if (name === "__transaction_state")
+        configs["min.insync.replicas"] = String(Math.min(num("transaction.state.log.min.isr"), rf));
+    }
     if (alive < rf) {
       return err(
         "COORDINATOR_NOT_AVAILABLE",

@@ -4,6 +4,9 @@
 // which it moves the high watermark: HW = min LEO over the ISR (with RF 1 the ISR is [self], so the HW is
 // the log end offset after every append). Leader-side appends check leadership and min.insync.replicas;
 // reads check leadership and the caller's leader epoch and bound what is visible by the fetch isolation.
+// Producer batches go through the LogValidator (storage/log-validator.ts) before the log's append. A
+// replica whose log cannot be opened or written is offline: an I/O error on it is reported once by the
+// LogManager and every later append or read answers KAFKA_STORAGE_ERROR.
 //
 // Follower fetching, ISR shrink/expand and AlterPartition are not here yet (multi-broker issues); the
 // follower-state tracking (updateFollowerFetchState) is the hook they use.
@@ -12,16 +15,11 @@ import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { type ErrorName, KafkaError } from "../../protocol/errors.js";
 import {
-  batchSizeAt,
-  CorruptRecordError,
-  decodeBatchRecords,
-  LOG_OVERHEAD,
-} from "../../protocol/records/index.js";
-import {
   UNDEFINED_EPOCH,
   UNDEFINED_EPOCH_OFFSET,
 } from "../../storage/leader-epoch/leader-epoch-file-cache.js";
-import type { LogManager } from "../../storage/log-manager.js";
+import { isStorageError, type LogManager } from "../../storage/log-manager.js";
+import { validateRecords } from "../../storage/log-validator.js";
 import {
   EARLIEST_LOCAL_TIMESTAMP,
   EARLIEST_TIMESTAMP,
@@ -34,6 +32,8 @@ import {
 } from "../../storage/unified-log.js";
 import type { PartitionState } from "../metadata/partition-state.js";
 
+export { RecordValidationError } from "../../storage/log-validator.js";
+
 /** The leader epoch a request carries when it has none (RecordBatch.NO_PARTITION_LEADER_EPOCH). */
 export const NO_LEADER_EPOCH = -1;
 
@@ -44,54 +44,6 @@ export interface ReplicaState {
   logStartOffset: bigint;
   lastCaughtUpTimeMs: number;
   lastFetchTimeMs: number;
-}
-
-/** A produce rejected because of individual records (Kafka's RecordValidationException; ProduceResponse v8+). */
-export class RecordValidationError extends KafkaError {
-  constructor(
-    message: string,
-    readonly recordErrors: ReadonlyArray<{ batchIndex: number; message: string | null }>,
-  ) {
-    super("INVALID_RECORD", message);
-  }
-}
-
-/**
- * Record-level checks that only some topics need (Kafka's LogValidator.validateRecord): a compacted
- * topic refuses records without a key. Only compacted topics pay for decoding the records here.
- */
-export function validateRecordsForCompactedTopic(records: Buffer, partitionKey: string): void {
-  const errors: Array<{ batchIndex: number; message: string | null }> = [];
-  let pos = 0;
-  let index = 0;
-  while (pos + LOG_OVERHEAD <= records.length) {
-    const size = batchSizeAt(records, pos);
-    let decoded: ReturnType<typeof decodeBatchRecords>;
-    try {
-      decoded = decodeBatchRecords(records.subarray(pos, pos + size));
-    } catch (e) {
-      if (e instanceof CorruptRecordError) throw new KafkaError("CORRUPT_MESSAGE", e.message);
-      throw e;
-    }
-    for (const r of decoded) {
-      if (r.key === null)
-        errors.push({
-          batchIndex: index,
-          message: `Compacted topic cannot accept message without key in topic partition ${partitionKey}.`,
-        });
-      index++;
-    }
-    pos += size;
-  }
-  if (errors.length > 0) {
-    throw new RecordValidationError(
-      `One or more records have been rejected due to ${errors.length} record errors in total, and only showing the first three errors at most: [${errors
-        .slice(0, 3)
-        .map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.message}')`)
-        .join(", ")}]`,
-      errors,
-    );
-  }
 }
 
 /** A read from the partition with the offsets as they were at that moment. */
@@ -172,6 +124,38 @@ export class Partition {
     return this._log;
   }
 
+  /**
+   * Why the local replica is offline (its log could not be opened or written: Kafka's offline replica,
+   * KAFKA_STORAGE_ERROR), or undefined.
+   */
+  get offlineCause(): string | undefined {
+    return this.logManager.offlineLog(this.topicPartition)?.cause;
+  }
+
+  get isOffline(): boolean {
+    return this.offlineCause !== undefined;
+  }
+
+  /** KAFKA_STORAGE_ERROR for this partition (Kafka's message for an offline replica). */
+  private storageError(): KafkaError {
+    return new KafkaError(
+      "KAFKA_STORAGE_ERROR",
+      `Partition ${this.key} is offline on broker ${this.localBrokerId}: ${this.offlineCause ?? "its log dir failed"}`,
+    );
+  }
+
+  /** Runs an operation on the log; an I/O error takes the partition offline and becomes KAFKA_STORAGE_ERROR. */
+  private onLog<T>(log: UnifiedLog, op: (log: UnifiedLog) => T): T {
+    try {
+      return op(log);
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      const dir = this.logManager.logDirOf(this.topicPartition) ?? log.dir;
+      this.logManager.markLogOffline(this.topicPartition, dir, e as Error);
+      throw this.storageError();
+    }
+  }
+
   /** Creates (or opens) the local log; a high watermark from the replication-offset-checkpoint is applied. */
   createLogIfNotExists(checkpointedHighWatermark: bigint | undefined): UnifiedLog {
     if (this._log !== undefined) return this._log;
@@ -179,6 +163,22 @@ export class Partition {
     if (checkpointedHighWatermark !== undefined) log.updateHighWatermark(checkpointedHighWatermark);
     this._log = log;
     return log;
+  }
+
+  /**
+   * The local log, or undefined when it is offline (KAFKA_STORAGE_ERROR from the LogManager, which has
+   * logged the cause): the partition then takes the state without a log and answers KAFKA_STORAGE_ERROR.
+   */
+  private createLogOrGoOffline(state: PartitionState, hw: bigint | undefined): UnifiedLog | undefined {
+    try {
+      return this.createLogIfNotExists(hw);
+    } catch (e) {
+      if (!(e instanceof KafkaError) || e.errorName !== "KAFKA_STORAGE_ERROR") throw e;
+      this.applyState(state);
+      this.remoteReplicas.clear();
+      this.leaderEpochStartOffset = undefined;
+      return undefined;
+    }
   }
 
   private applyState(state: PartitionState): void {
@@ -197,7 +197,8 @@ export class Partition {
    */
   makeLeader(state: PartitionState, checkpointedHighWatermark?: bigint): boolean {
     const wasLeader = this.isLeader && this._leaderEpoch === state.leaderEpoch;
-    const log = this.createLogIfNotExists(checkpointedHighWatermark);
+    const log = this.createLogOrGoOffline(state, checkpointedHighWatermark);
+    if (log === undefined) return !wasLeader;
     const isNewLeaderEpoch = state.leaderEpoch > this._leaderEpoch || !this.isLeader;
     this.applyState(state);
     if (isNewLeaderEpoch) this.leaderEpochStartOffset = log.logEndOffset;
@@ -231,7 +232,7 @@ export class Partition {
   /** Records another broker as leader (Kafka's makeFollower); fetching from it comes with replication. */
   makeFollower(state: PartitionState, checkpointedHighWatermark?: bigint): boolean {
     const changed = this._leaderReplicaId !== state.leader || this._leaderEpoch !== state.leaderEpoch;
-    this.createLogIfNotExists(checkpointedHighWatermark);
+    if (this.createLogOrGoOffline(state, checkpointedHighWatermark) === undefined) return changed;
     this.applyState(state);
     this.leaderEpochStartOffset = undefined;
     this.remoteReplicas.clear();
@@ -248,6 +249,7 @@ export class Partition {
 
   /** The log if this broker may serve the request: leader (or any replica when !fetchOnlyFromLeader). */
   localLogWithEpochOrThrow(currentLeaderEpoch: number, fetchOnlyFromLeader: boolean): UnifiedLog {
+    if (this.isOffline) throw this.storageError();
     const epochError = this.checkCurrentLeaderEpoch(currentLeaderEpoch);
     if (epochError !== undefined) {
       throw new KafkaError(
@@ -272,13 +274,15 @@ export class Partition {
 
   /**
    * Appends a producer's batches (Kafka's appendRecordsToLeader): NOT_LEADER_OR_FOLLOWER when not the
-   * leader; with acks=-1 NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas. The HW
+   * leader; with acks=-1 NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas; then the
+   * LogValidator (record errors: RecordValidationError) and the log's append. The HW
    * moves when the ISR allows (at once with RF 1). Throws KafkaError.
    */
   appendRecordsToLeader(
     records: Buffer,
     requiredAcks: number,
   ): { info: LogAppendInfo; hwIncremented: boolean } {
+    if (this.isOffline) throw this.storageError();
     if (!this.isLeader || this._log === undefined) {
       throw new KafkaError(
         "NOT_LEADER_OR_FOLLOWER",
@@ -292,9 +296,14 @@ export class Partition {
         `The size of the current ISR ${this._isr.length} is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.key}`,
       );
     }
-    if (this._log.config.cleanupPolicy.includes("compact"))
-      validateRecordsForCompactedTopic(records, this.key);
-    const info = this._log.appendAsLeader(records, this._leaderEpoch);
+    // Kafka's LogValidator: record-level checks and recompression (the hot path leaves the bytes as they are).
+    const validated = validateRecords(records, {
+      config: this._log.config,
+      nowMs: BigInt(this.time.milliseconds()),
+      topicPartition: this.key,
+    });
+    const epoch = this._leaderEpoch;
+    const info = this.onLog(this._log, (log) => log.appendAsLeader(validated.records, epoch));
     const hwIncremented = this.maybeIncrementLeaderHW();
     return { info, hwIncremented };
   }
@@ -360,7 +369,7 @@ export class Partition {
     minOneMessage: boolean,
   ): PartitionReadResult {
     const log = this.localLogWithEpochOrThrow(currentLeaderEpoch, fetchOnlyFromLeader);
-    const r = log.read(fetchOffset, maxBytes, isolation, minOneMessage);
+    const r = this.onLog(log, (l) => l.read(fetchOffset, maxBytes, isolation, minOneMessage));
     return { ...r, leaderEpoch: this._leaderEpoch };
   }
 

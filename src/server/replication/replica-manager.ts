@@ -5,16 +5,20 @@
 // fetch session cache (KIP-227) and checkpoints high watermarks to replication-offset-checkpoint every
 // replica.high.watermark.checkpoint.interval.ms (restoring them when a partition is first loaded).
 //
-// Batches are handled as bytes: an append validates headers only (UnifiedLog.appendAsLeader) and a fetch
-// returns views of the segment bytes read.
+// Batches are handled as bytes: an append validates headers only (UnifiedLog.appendAsLeader) unless the
+// topic needs records looked at (the LogValidator, via Partition) and a fetch returns views of the segment
+// bytes read. A partition whose log failed answers KAFKA_STORAGE_ERROR (Partition.isOffline).
+// Appends and fetches mark Kafka's BrokerTopicMetrics (brokerTopicStats): per partition, never per record.
 
 import { Logger } from "../../common/logger.js";
+import { MetricsRegistry } from "../../common/metrics/metrics-registry.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { ErrorCode, KafkaError } from "../../protocol/errors.js";
 import type { LogManager } from "../../storage/log-manager.js";
 import type { PartitionState } from "../metadata/partition-state.js";
+import { BrokerTopicStats } from "../metrics/broker-topic-stats.js";
 import {
   DelayedFetch,
   type FetchParams,
@@ -77,6 +81,8 @@ export class ReplicaManager {
     private readonly time: Time,
     private readonly scheduler: Scheduler,
     readonly config: ReplicaManagerConfig,
+    /** Kafka's BrokerTopicMetrics, marked by appends and fetches (the broker's are exported on /metrics). */
+    readonly brokerTopicStats: BrokerTopicStats = new BrokerTopicStats(new MetricsRegistry(time)),
   ) {
     this.logger = new Logger("kafka.server.ReplicaManager", `ReplicaManager broker=${brokerId}`);
     this.delayedProducePurgatory = new DelayedOperationPurgatory("Produce", scheduler);
@@ -206,7 +212,9 @@ export class ReplicaManager {
         const hw = partition.log === undefined ? checkpoints.get(key) : undefined;
         if (state.leader === this.brokerId) partition.makeLeader(state, hw);
         else partition.makeFollower(state, hw);
-        result.set(key, { topicPartition: tp, errorCode: ErrorCode.NONE });
+        // An offline replica (its log failed; the LogManager logged why) answers KAFKA_STORAGE_ERROR.
+        const errorCode = partition.isOffline ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
+        result.set(key, { topicPartition: tp, errorCode });
       } catch (e) {
         this.logger.error(
           `Error while making ${key} a ${state.leader === this.brokerId ? "leader" : "follower"}: ${(e as Error).message}`,
@@ -250,6 +258,9 @@ export class ReplicaManager {
     }
     // Forget topic ids of topics with no partition left.
     const hosted = new Set([...this.partitions.values()].map((x) => x.topic));
+    // A deleted topic's BrokerTopicMetrics go with it (Kafka's removeMetrics).
+    if (deletePartitions)
+      for (const p of partitions) if (!hosted.has(p.topic)) this.brokerTopicStats.removeMetrics(p.topic);
     for (const [topic, id] of [...this.topicIds]) {
       if (!hosted.has(topic)) {
         this.topicIds.delete(topic);
@@ -288,6 +299,13 @@ export class ReplicaManager {
     for (const e of entries) {
       const key = topicPartitionKey(e.topicPartition);
       const result = this.appendToLocalLog(e, requiredAcks, options.internalTopicsAllowed ?? false);
+      const r = result.result;
+      this.brokerTopicStats.recordProduce(
+        e.topicPartition.topic,
+        r.error,
+        e.records.length,
+        r.error === "NONE" ? Number(result.lastOffset - r.baseOffset) + 1 : 0,
+      );
       statuses.push({
         key,
         requiredOffset: result.lastOffset + 1n,
@@ -350,6 +368,8 @@ export class ReplicaManager {
     partitions: readonly FetchPartitionInfo[],
   ): Promise<FetchPartitionData[]> {
     const results = this.readFromLocalLog(params, partitions);
+    for (let i = 0; i < results.length; i++)
+      this.brokerTopicStats.recordFetchRead(partitions[i].topicPartition.topic, results[i].errorCode);
     let bytes = 0;
     let error = false;
     for (const r of results) {

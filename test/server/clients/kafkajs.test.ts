@@ -1,11 +1,8 @@
 // KafkaJS 2.2 against a real Tributary broker started by the harness (issue 4, "Must show"): admin
 // (create topics with partitions and configs, list, fetch metadata, describe cluster, describe/alter
 // configs, create partitions, offsets, delete records, delete topics), producer (acks -1 and 1, gzip
-// and none) and reading everything back.
-//
-// KafkaJS can only consume through a consumer group (FindCoordinator/JoinGroup/SyncGroup/Heartbeat/
-// OffsetFetch), which comes with a later issue: until then what KafkaJS produced is read back with
-// kcat (assign-style `-C -e`, no group), and the group consumer test is skipped with that reason.
+// and none) and reading everything back, with kcat (assign-style `-C -e`) and with KafkaJS's own group
+// consumer (FindCoordinator/JoinGroup/SyncGroup/Heartbeat/OffsetFetch).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -303,9 +300,7 @@ describe("KafkaJS against a single Tributary broker", { timeout: 120_000 }, () =
     );
   });
 
-  test("consumer: a group consumer reads everything back", {
-    skip: "needs FindCoordinator/JoinGroup/SyncGroup/OffsetFetch (consumer groups, a later issue)",
-  }, async () => {
+  test("consumer: a group consumer reads everything back", async () => {
     const consumer = kafka.consumer({ groupId: "kjs-group", maxWaitTimeInMs: 200 });
     await consumer.connect();
     await consumer.subscribe({ topics: ["kjs-data"], fromBeginning: true });

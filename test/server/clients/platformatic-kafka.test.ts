@@ -2,9 +2,8 @@
 // show"): admin (create topics with partitions and configs, list, metadata, describe/alter/incremental
 // alter configs, create partitions, list offsets, delete records, describe log dirs, delete topics),
 // producer (acks -1 and 1; gzip, none, snappy, lz4), a long-poll Fetch over several partitions woken by
-// an append, and everything read back with the consumer's plain Fetch (`Consumer.fetch`, by topic id,
-// no consumer group: groups come with a later issue, so the group `consume()` test is skipped with that
-// reason).
+// an append, everything read back with the consumer's plain Fetch (`Consumer.fetch`, by topic id), and
+// with a group consumer (`consume()`: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetFetch).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -361,9 +360,7 @@ describe("@platformatic/kafka against a single Tributary broker", { timeout: 120
     assert.ok(topics.includes("pk-data"));
   });
 
-  test("consumer: a group consumer reads everything back", {
-    skip: "needs FindCoordinator/JoinGroup/SyncGroup/OffsetFetch (consumer groups, a later issue)",
-  }, async () => {
+  test("consumer: a group consumer reads everything back", async () => {
     const consumer = new Consumer({
       ...base,
       clientId: "platformatic-test-group",

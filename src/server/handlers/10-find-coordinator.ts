@@ -1,0 +1,89 @@
+// FindCoordinator (API key 10), every version 0–6: the broker coordinating a group — the leader of its
+// __consumer_offsets partition (Kafka's partitionFor) on the request's listener. The first request
+// creates __consumer_offsets (offsets.topic.* settings) and answers COORDINATOR_NOT_AVAILABLE until its
+// partitions have leaders, as Kafka does. v4+ batch several keys. Transaction coordinators (key type 1)
+// arrive with the transaction coordinator (issue 7): COORDINATOR_NOT_AVAILABLE until then.
+
+import { ErrorCode } from "../../protocol/errors.js";
+import { ApiKey } from "../../protocol/generated/api-table.js";
+import type { FindCoordinatorRequest } from "../../protocol/generated/messages/FindCoordinatorRequest.js";
+import {
+  type Coordinator,
+  defaultCoordinator,
+  defaultFindCoordinatorResponse,
+  type FindCoordinatorResponse,
+} from "../../protocol/generated/messages/FindCoordinatorResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import { GROUP_METADATA_TOPIC_NAME } from "../coordinator/group/group-metadata-manager.js";
+import type { Handler, HandlerRegistration } from "../handler.js";
+import type { RequestContext } from "../request-context.js";
+
+const GROUP_KEY_TYPE = 0;
+const TRANSACTION_KEY_TYPE = 1;
+
+export function findCoordinatorHandler(services: BrokerServices): HandlerRegistration {
+  const cache = services.metadata;
+
+  async function coordinatorFor(ctx: RequestContext, key: string, keyType: number): Promise<Coordinator> {
+    const failed = (errorCode: number, errorMessage: string): Coordinator => ({
+      ...defaultCoordinator(),
+      key,
+      nodeId: -1,
+      host: "",
+      port: -1,
+      errorCode,
+      errorMessage,
+    });
+    if (keyType === TRANSACTION_KEY_TYPE) {
+      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The transaction coordinator is not available yet.");
+    }
+    if (keyType !== GROUP_KEY_TYPE)
+      return failed(ErrorCode.INVALID_REQUEST, `Unknown coordinator type ${keyType}`);
+    if (key === "") return failed(ErrorCode.INVALID_REQUEST, "The group id must not be empty.");
+    if (!cache.hasTopic(GROUP_METADATA_TOPIC_NAME)) {
+      const error = await services.topicAdmin.createInternalTopic(GROUP_METADATA_TOPIC_NAME);
+      return failed(
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        error?.message ?? "The coordinator is not available.",
+      );
+    }
+    const partition = services.groupCoordinator.partitionFor(key);
+    const state = cache.partitionState(GROUP_METADATA_TOPIC_NAME, partition);
+    const endpoint =
+      state !== undefined && state.leader >= 0
+        ? cache.endpointFor(state.leader, ctx.listenerName)
+        : undefined;
+    if (state === undefined || endpoint === undefined) {
+      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.");
+    }
+    return {
+      ...defaultCoordinator(),
+      key,
+      nodeId: state.leader,
+      host: endpoint.host,
+      port: endpoint.port,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+    };
+  }
+
+  const handle: Handler<FindCoordinatorRequest, FindCoordinatorResponse> = async (ctx, request) => {
+    const response = defaultFindCoordinatorResponse();
+    if (ctx.apiVersion >= 4) {
+      for (const key of request.coordinatorKeys) {
+        response.coordinators.push(await coordinatorFor(ctx, key, request.keyType));
+      }
+      return response;
+    }
+    const c = await coordinatorFor(ctx, request.key, ctx.apiVersion >= 1 ? request.keyType : GROUP_KEY_TYPE);
+    return {
+      ...response,
+      errorCode: c.errorCode,
+      errorMessage: c.errorMessage,
+      nodeId: c.nodeId,
+      host: c.host,
+      port: c.port,
+    };
+  };
+  return { apiKey: ApiKey.FindCoordinator, handle };
+}

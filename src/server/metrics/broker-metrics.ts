@@ -1,0 +1,208 @@
+// BrokerMetrics: every metric one broker exports on /metrics, under the names the Prometheus JMX
+// exporter gives Kafka's MBeans with Strimzi's example rules (lowercased, `kafka_<domain>_<type>_<name>`,
+// MBean tags as labels; see docs/metrics.md). Owns the MetricsRegistry and the meters the request paths
+// mark (BrokerTopicStats, RequestMetrics), and the gauges computed on each scrape from the broker's parts:
+// - kafka.server:type=ReplicaManager — PartitionCount, LeaderCount, UnderReplicatedPartitions,
+//   OfflineReplicaCount, UnderMinIsrPartitionCount, AtMinIsrPartitionCount;
+// - kafka.controller:type=KafkaController — ActiveControllerCount, OfflinePartitionsCount,
+//   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
+// - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments;
+// - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
+//   loop: one "network processor");
+// - kafka.server:type=KafkaServer — BrokerState;
+// - process_* (process-metrics.ts).
+// The parts are read through getters: they may not exist yet (startup) or any more (shutdown).
+
+import type { MetricFamily, Sample } from "../../common/metrics/exposition.js";
+import { MetricsRegistry } from "../../common/metrics/metrics-registry.js";
+import type { Scheduler } from "../../common/scheduler.js";
+import type { Time } from "../../common/time.js";
+import type { LogManager } from "../../storage/log-manager.js";
+import type { MetadataCache } from "../metadata/metadata-cache.js";
+import type { ReplicaManager } from "../replication/replica-manager.js";
+import { BrokerTopicStats } from "./broker-topic-stats.js";
+import { collectProcessMetrics } from "./process-metrics.js";
+import { RequestMetrics } from "./request-metrics.js";
+
+/** Kafka's BrokerState values (kafka.server:type=KafkaServer,name=BrokerState). */
+export const BROKER_STATE = {
+  NotRunning: 0,
+  Starting: 1,
+  RecoveringFromUncleanShutdown: 2,
+  Running: 3,
+  PendingControlledShutdown: 6,
+  ShuttingDown: 7,
+} as const;
+
+export interface BrokerMetricsSources {
+  readonly brokerState: () => number;
+  readonly replicaManager: () => ReplicaManager | undefined;
+  readonly logManager: () => LogManager | undefined;
+  readonly metadata: () => MetadataCache | undefined;
+  readonly isActiveController: () => boolean;
+  /** Open connections per listener name. */
+  readonly connectionsByListener: () => ReadonlyMap<string, number>;
+}
+
+function gauge(name: string, help: string, samples: readonly Sample[]): MetricFamily {
+  return { name, help, type: "gauge", samples };
+}
+
+export class BrokerMetrics {
+  readonly registry: MetricsRegistry;
+  readonly brokerTopicStats: BrokerTopicStats;
+  readonly requestMetrics: RequestMetrics;
+
+  constructor(readonly time: Time) {
+    this.registry = new MetricsRegistry(time);
+    this.brokerTopicStats = new BrokerTopicStats(this.registry);
+    this.requestMetrics = new RequestMetrics(this.registry);
+  }
+
+  /** Registers the scrape-time gauges over the broker's parts. */
+  bind(sources: BrokerMetricsSources): void {
+    const r = this.registry;
+    r.register(() => [
+      gauge("kafka_server_kafkaserver_brokerstate", "The broker's state (3 = RUNNING) (BrokerState)", [
+        { value: sources.brokerState() },
+      ]),
+    ]);
+    r.register(() => this.brokerTopicStats.collect());
+    r.register(() => this.requestMetrics.collect());
+    r.register(() => replicaManagerGauges(sources.replicaManager()));
+    r.register(() => controllerGauges(sources.isActiveController(), sources.metadata()));
+    r.register(() => logGauges(sources.logManager()));
+    r.register(() => [
+      gauge(
+        "kafka_server_socket_server_metrics_connection_count",
+        "Open client connections per listener (socket-server-metrics connection-count)",
+        [...sources.connectionsByListener()].map(([listener, n]) => ({
+          labels: { listener, networkProcessor: "0" },
+          value: n,
+        })),
+      ),
+    ]);
+    r.register(() => collectProcessMetrics(this.time));
+  }
+
+  start(scheduler: Scheduler): void {
+    this.registry.start(scheduler);
+  }
+
+  stop(): void {
+    this.registry.stop();
+  }
+
+  scrape(): string {
+    return this.registry.scrape();
+  }
+}
+
+function replicaManagerGauges(rm: ReplicaManager | undefined): MetricFamily[] {
+  let partitions = 0;
+  let leaders = 0;
+  let underReplicated = 0;
+  let offline = 0;
+  let underMinIsr = 0;
+  let atMinIsr = 0;
+  if (rm !== undefined) {
+    const minIsr = rm.config.minInsyncReplicas;
+    for (const p of rm.allPartitions()) {
+      partitions++;
+      if (p.log === undefined) offline++;
+      if (!p.isLeader) continue;
+      leaders++;
+      const isr = p.isr.length;
+      if (isr < p.assignment.length) underReplicated++;
+      const min = minIsr === undefined ? 1 : typeof minIsr === "number" ? minIsr : minIsr(p.topic);
+      if (isr < min) underMinIsr++;
+      else if (isr === min) atMinIsr++;
+    }
+  }
+  const g = (name: string, help: string, value: number) =>
+    gauge(`kafka_server_replicamanager_${name}`, help, [{ value }]);
+  return [
+    g("partitioncount", "Partitions hosted by this broker (PartitionCount)", partitions),
+    g("leadercount", "Partitions this broker leads (LeaderCount)", leaders),
+    g(
+      "underreplicatedpartitions",
+      "Led partitions whose ISR is smaller than their replica set (UnderReplicatedPartitions)",
+      underReplicated,
+    ),
+    g("offlinereplicacount", "Hosted partitions without a usable log (OfflineReplicaCount)", offline),
+    g(
+      "underminisrpartitioncount",
+      "Led partitions whose ISR is below min.insync.replicas (UnderMinIsrPartitionCount)",
+      underMinIsr,
+    ),
+    g(
+      "atminisrpartitioncount",
+      "Led partitions whose ISR is exactly min.insync.replicas (AtMinIsrPartitionCount)",
+      atMinIsr,
+    ),
+  ];
+}
+
+function controllerGauges(active: boolean, metadata: MetadataCache | undefined): MetricFamily[] {
+  let offline = 0;
+  let topics = 0;
+  let partitions = 0;
+  if (active && metadata !== undefined) {
+    for (const s of metadata.allPartitionStates()) {
+      partitions++;
+      if (s.leader < 0 || !metadata.isBrokerAlive(s.leader)) offline++;
+    }
+    topics = metadata.topicNames().length;
+  }
+  const g = (name: string, help: string, value: number) =>
+    gauge(`kafka_controller_kafkacontroller_${name}`, help, [{ value }]);
+  return [
+    g(
+      "activecontrollercount",
+      "1 when this broker is the active controller (ActiveControllerCount)",
+      active ? 1 : 0,
+    ),
+    g(
+      "offlinepartitionscount",
+      "Partitions without a live leader; reported by the active controller (OfflinePartitionsCount)",
+      offline,
+    ),
+    g(
+      "globaltopiccount",
+      "Topics in the cluster; reported by the active controller (GlobalTopicCount)",
+      topics,
+    ),
+    g(
+      "globalpartitioncount",
+      "Partitions in the cluster; reported by the active controller (GlobalPartitionCount)",
+      partitions,
+    ),
+  ];
+}
+
+function logGauges(lm: LogManager | undefined): MetricFamily[] {
+  const size: Sample[] = [];
+  const end: Sample[] = [];
+  const start: Sample[] = [];
+  const segments: Sample[] = [];
+  if (lm !== undefined) {
+    const logs = lm
+      .allLogs()
+      .sort((a, b) =>
+        a.tp.topic === b.tp.topic ? a.tp.partition - b.tp.partition : a.tp.topic < b.tp.topic ? -1 : 1,
+      );
+    for (const { tp, log } of logs) {
+      const labels = { topic: tp.topic, partition: String(tp.partition) };
+      size.push({ labels, value: log.size });
+      end.push({ labels, value: Number(log.logEndOffset) });
+      start.push({ labels, value: Number(log.logStartOffset) });
+      segments.push({ labels, value: log.numberOfSegments });
+    }
+  }
+  return [
+    gauge("kafka_log_log_size", "Bytes of the partition's log segments on disk (Size)", size),
+    gauge("kafka_log_log_logendoffset", "The offset of the next record appended (LogEndOffset)", end),
+    gauge("kafka_log_log_logstartoffset", "The first offset still in the log (LogStartOffset)", start),
+    gauge("kafka_log_log_numlogsegments", "Segments of the partition's log (NumLogSegments)", segments),
+  ];
+}
