@@ -3,28 +3,66 @@
 // non-zero exit status, never a stack trace.
 
 import { readFileSync } from "node:fs";
-import { runDumpLog } from "./tools/dump-log.js";
-import { runServerStart } from "./tools/server-start.js";
-import { runServerStop } from "./tools/server-stop.js";
 
 interface Tool {
   readonly summary: string;
+  /** Loads the tool's module on use, so a tool does not pay for loading every other one. */
   readonly run: (args: string[]) => Promise<number>;
 }
 
-/** Tools that exist today. Later issues add server-start, topics, dump-log, … */
+/** Every tool, by the name of its Kafka script. */
 const TOOLS: Record<string, Tool> = {
+  configs: {
+    summary: "Describe or alter topic and broker configs (kafka-configs.sh)",
+    run: async (a) => (await import("./tools/configs.js")).runConfigs(a),
+  },
+  "console-consumer": {
+    summary: "Read records of a topic to stdout (kafka-console-consumer.sh)",
+    run: async (a) => (await import("./tools/console-consumer.js")).runConsoleConsumer(a),
+  },
+  "console-producer": {
+    summary: "Send stdin lines as records (kafka-console-producer.sh)",
+    run: async (a) => (await import("./tools/console-producer.js")).runConsoleProducer(a),
+  },
+  "consumer-groups": {
+    summary: "List, describe, delete consumer groups or reset their offsets (kafka-consumer-groups.sh)",
+    run: async (a) => (await import("./tools/consumer-groups.js")).runConsumerGroups(a),
+  },
+  "consumer-perf-test": {
+    summary: "Measure consumer throughput (kafka-consumer-perf-test.sh)",
+    run: async (a) => (await import("./tools/consumer-perf-test.js")).runConsumerPerfTest(a),
+  },
+  "delete-records": {
+    summary: "Delete records before the offsets of a JSON file (kafka-delete-records.sh)",
+    run: async (a) => (await import("./tools/delete-records.js")).runDeleteRecords(a),
+  },
   "dump-log": {
     summary: "Dump the contents of log segments, indexes and snapshots (kafka-dump-log.sh)",
-    run: runDumpLog,
+    run: async (a) => (await import("./tools/dump-log.js")).runDumpLog(a),
+  },
+  "get-offsets": {
+    summary: "Print the offsets of topic partitions (kafka-get-offsets.sh)",
+    run: async (a) => (await import("./tools/get-offsets.js")).runGetOffsets(a),
+  },
+  "log-dirs": {
+    summary: "Query the log directories of brokers (kafka-log-dirs.sh)",
+    run: async (a) => (await import("./tools/log-dirs.js")).runLogDirs(a),
+  },
+  "producer-perf-test": {
+    summary: "Measure producer throughput and latency (kafka-producer-perf-test.sh)",
+    run: async (a) => (await import("./tools/producer-perf-test.js")).runProducerPerfTest(a),
   },
   "server-start": {
     summary: "Start a broker: server-start [server.properties] [--override k=v]... (kafka-server-start.sh)",
-    run: runServerStart,
+    run: async (a) => (await import("./tools/server-start.js")).runServerStart(a),
   },
   "server-stop": {
     summary: "Stop the running brokers with SIGTERM (kafka-server-stop.sh)",
-    run: runServerStop,
+    run: async (a) => (await import("./tools/server-stop.js")).runServerStop(a),
+  },
+  topics: {
+    summary: "Create, delete, describe, or change a topic (kafka-topics.sh)",
+    run: async (a) => (await import("./tools/topics.js")).runTopics(a),
   },
 };
 

@@ -22,6 +22,7 @@ import { KafkaError } from "../protocol/errors.js";
 import {
   BATCH_LENGTH_OFFSET,
   CorruptRecordError,
+  decodeBatchRecords,
   isRecordBatchCrcValid,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
@@ -670,11 +671,8 @@ export class UnifiedLog {
       for (const s of this.segmentList)
         if (best === undefined || s.maxTimestamp > best.maxTimestamp) best = s;
       if (!best || best.maxTimestamp < 0n) return undefined;
-      return {
-        timestamp: best.maxTimestamp,
-        offset: best.offsetOfMaxTimestamp,
-        leaderEpoch: epochOf(best.offsetOfMaxTimestamp),
-      };
+      const offset = this.offsetOfMaxTimestamp(best.offsetOfMaxTimestamp, best.maxTimestamp);
+      return { timestamp: best.maxTimestamp, offset, leaderEpoch: epochOf(offset) };
     }
     // Kafka: the first segment whose largest timestamp reaches ts (segment max timestamps are in memory).
     for (const s of this.segmentList) {
@@ -683,6 +681,22 @@ export class UnifiedLog {
       if (found) return { ...found, leaderEpoch: epochOf(found.offset) };
     }
     return undefined;
+  }
+
+  /**
+   * The offset of the first record carrying `maxTimestamp` in the batch that contains `batchOffset` (Kafka
+   * 3.8+'s RecordBatch.offsetOfMaxTimestamp, so ListOffsets MAX_TIMESTAMP names the record, not its batch's
+   * last offset). Falls back to `batchOffset` when the batch cannot be read.
+   */
+  private offsetOfMaxTimestamp(batchOffset: bigint, maxTimestamp: bigint): bigint {
+    try {
+      const { records } = this.read(batchOffset, 1, "log-end", true);
+      if (records.length === 0) return batchOffset;
+      for (const r of decodeBatchRecords(records)) if (r.timestamp === maxTimestamp) return r.offset;
+    } catch (e) {
+      if (!(e instanceof KafkaError) && !(e instanceof CorruptRecordError)) throw e;
+    }
+    return batchOffset;
   }
 
   /**

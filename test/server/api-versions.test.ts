@@ -57,6 +57,7 @@ async function withServer(
 ): Promise<void> {
   const config = new KafkaConfig({
     "log.dirs": join(root, `d${dirs++}`),
+    "metrics.http.listener": "",
     listeners: "PLAINTEXT://127.0.0.1:0",
   });
   const server = new KafkaServer(config, { handlers });

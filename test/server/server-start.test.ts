@@ -49,6 +49,8 @@ async function startBroker(logDir: string, extra: string[] = []): Promise<Broker
     `log.dirs=${logDir}`,
     "--override",
     "listeners=PLAINTEXT://127.0.0.1:0",
+    "--override",
+    "metrics.http.listener=",
     ...extra,
   ];
   const child = spawn(process.execPath, command(args), { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });

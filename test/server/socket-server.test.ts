@@ -108,6 +108,7 @@ async function startServer(
 ): Promise<KafkaServer> {
   const config = new KafkaConfig({
     "log.dirs": join(root, `logs-${dirs++}`),
+    "metrics.http.listener": "",
     listeners: "PLAINTEXT://127.0.0.1:0",
     ...overrides,
   });
@@ -432,6 +433,7 @@ describe("SocketServer", () => {
     try {
       const config = new KafkaConfig({
         "log.dirs": join(root, `logs-${dirs++}`),
+        "metrics.http.listener": "",
         listeners: `PLAINTEXT://127.0.0.1:${server.boundPort()}`,
       });
       const second = new KafkaServer(config);

@@ -256,7 +256,8 @@ test("fetchOffsetByTimestamp: by time, -1 latest, -2 earliest, -3 max timestamp"
     assert.equal(fx.log.fetchOffsetByTimestamp(-2n)?.offset, 0n);
     const max = fx.log.fetchOffsetByTimestamp(-3n)!;
     assert.equal(max.timestamp, 1190n);
-    assert.equal(max.offset, 39n);
+    // Both records of the last batch carry 1190: the first of them (Kafka 3.8+'s offsetOfMaxTimestamp).
+    assert.equal(max.offset, 38n);
   } finally {
     fx.cleanup();
   }

@@ -21,7 +21,6 @@
 
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { crc32c } from "@node-rs/crc32";
 import { readGroupMetadataKey } from "../../protocol/generated/coordinator-records/GroupMetadataKey.js";
 import { readGroupMetadataValue } from "../../protocol/generated/coordinator-records/GroupMetadataValue.js";
 import { readOffsetCommitKey } from "../../protocol/generated/coordinator-records/OffsetCommitKey.js";
@@ -30,6 +29,7 @@ import { readTransactionLogKey } from "../../protocol/generated/coordinator-reco
 import { readTransactionLogValue } from "../../protocol/generated/coordinator-records/TransactionLogValue.js";
 import { readConsumerProtocolAssignment } from "../../protocol/generated/messages/ConsumerProtocolAssignment.js";
 import { Reader } from "../../protocol/primitives/reader.js";
+import { crc32c } from "../../protocol/records/crc32c.js";
 import {
   COMPRESSION_CODEC_MASK,
   compressionTypeName,

@@ -10,9 +10,9 @@
 // partitionLeaderEpoch can be rewritten without recomputing it. Every function here is O(1) in the number
 // of records except the CRC, which is one pass of native crc32c over the batch bytes.
 
-import { crc32c } from "@node-rs/crc32";
 import { CompressionType } from "./compression.js";
 import { CorruptRecordError } from "./corrupt-record-error.js";
+import { crc32c } from "./crc32c.js";
 
 export const RECORD_BATCH_MAGIC = 2;
 

@@ -1,0 +1,289 @@
+// `tributary console-consumer`: Kafka's kafka-console-consumer.sh with its DefaultMessageFormatter.
+// Reads --topic (every partition, or --partition with --offset earliest|latest|<n>; --from-beginning
+// starts at the log start instead of the end) with Tributary's KafkaConsumer and prints each record:
+// [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][h1:v1,h2:v2 | NO_HEADERS<sep>][key<sep>]value<line
+// separator>, as selected by --property print.timestamp/print.partition/print.offset/print.headers/
+// print.key/print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal.
+// Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
+// and ends normally), then prints "Processed a total of N messages" on stderr. --group needs consumer
+// groups (issue 6) and is refused for now.
+
+import { consumerConfigFromProperties, parseIsolationLevel } from "../../client/consumer/consumer-config.js";
+import type { ConsumerRecord } from "../../client/consumer/fetcher.js";
+import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
+import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+
+export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
+  name: "console-consumer",
+  description: "This tool helps to read data from Kafka topics and outputs it to standard output.",
+  options: [
+    {
+      name: "bootstrap-server",
+      description: "REQUIRED: The server(s) to connect to.",
+      arg: { type: "String", describedAs: "server to connect to" },
+    },
+    { name: "topic", description: "The topic to consume on.", arg: { type: "String", describedAs: "topic" } },
+    {
+      name: "partition",
+      description:
+        "The partition to consume from. Consumption starts from the end of the partition unless '--offset' is specified.",
+      arg: { type: "Integer", describedAs: "partition" },
+    },
+    {
+      name: "offset",
+      description:
+        "The offset to consume from (a non-negative number), or 'earliest' which means from beginning, or 'latest' which means from end",
+      arg: { type: "String", describedAs: "consume offset" },
+      defaultValue: "latest",
+    },
+    {
+      name: "from-beginning",
+      description:
+        "If the consumer does not already have an established offset to consume from, start with the earliest message present in the log rather than the latest message.",
+    },
+    {
+      name: "max-messages",
+      description:
+        "The maximum number of messages to consume before exiting. If not set, consumption is continual.",
+      arg: { type: "Integer", describedAs: "num_messages" },
+    },
+    {
+      name: "timeout-ms",
+      description:
+        "If specified, exit if no message is available for consumption for the specified interval.",
+      arg: { type: "Integer", describedAs: "timeout_ms" },
+    },
+    {
+      name: "property",
+      description:
+        "The properties to initialize the message formatter. Default properties include: print.timestamp=true|false, print.key=true|false, print.offset=true|false, print.partition=true|false, print.headers=true|false, print.value=true|false, key.separator=<key.separator>, line.separator=<line.separator>, headers.separator=<line.separator>, null.literal=<null.literal>",
+      arg: { type: "String", describedAs: "prop" },
+    },
+    {
+      name: "consumer-property",
+      description: "A mechanism to pass user-defined properties in the form key=value to the consumer.",
+      arg: { type: "String", describedAs: "consumer_prop" },
+    },
+    {
+      name: "consumer.config",
+      description:
+        "Consumer config properties file. Note that [consumer-property] takes precedence over this config.",
+      arg: { type: "String", describedAs: "config file" },
+    },
+    {
+      name: "isolation-level",
+      description:
+        "Set to read_committed in order to filter out transactional messages which are not committed. Set to read_uncommitted to read all messages.",
+      arg: { type: "String", describedAs: "isolation level" },
+      defaultValue: "read_uncommitted",
+    },
+    {
+      name: "group",
+      description: "The consumer group id of the consumer (needs consumer groups, which come with issue 6).",
+      arg: { type: "String", describedAs: "consumer group id" },
+    },
+  ],
+};
+
+export interface FormatterConfig {
+  printTimestamp: boolean;
+  printKey: boolean;
+  printValue: boolean;
+  printPartition: boolean;
+  printOffset: boolean;
+  printHeaders: boolean;
+  keySeparator: Buffer;
+  lineSeparator: Buffer;
+  headersSeparator: Buffer;
+  nullLiteral: Buffer;
+}
+
+export interface ConsoleConsumerOptions {
+  topic: string;
+  partition: number | undefined;
+  /** earliest, latest, or an offset. */
+  offset: "earliest" | "latest" | bigint;
+  maxMessages: number;
+  timeoutMs: number;
+  consumerProps: Record<string, string>;
+  formatter: FormatterConfig;
+}
+
+export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions {
+  if (args.has("group")) {
+    throw new UsageError(
+      "--group needs consumer groups, which Tributary does not support yet (read with --partition, or the whole topic without a group)",
+    );
+  }
+  checkRequired(args, "bootstrap-server");
+  if (!args.has("topic")) throw new UsageError("Exactly one of include/topic is required.");
+  const partition = args.int("partition");
+  if (partition !== undefined && partition < 0) throw new UsageError(`Invalid partition ${partition}`);
+  const fromBeginning = args.has("from-beginning");
+  let offset: "earliest" | "latest" | bigint = fromBeginning ? "earliest" : "latest";
+  if (args.has("offset")) {
+    if (partition === undefined) throw new UsageError("The partition is required when offset is specified.");
+    if (fromBeginning)
+      throw new UsageError("Options from-beginning and offset cannot be specified together.");
+    const o = args.value("offset")!.trim().toLowerCase();
+    if (o === "earliest" || o === "latest") offset = o;
+    else if (/^\d+$/.test(o)) offset = BigInt(o);
+    else
+      throw new UsageError(
+        "The provided offset value is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.",
+      );
+  }
+  const configFile = args.value("consumer.config");
+  const props: Record<string, string> = configFile ? loadPropertiesFile(configFile) : {};
+  for (const p of args.values("consumer-property")) {
+    const [k, v] = parseKeyValue("--consumer-property", p);
+    props[k] = v;
+  }
+  props["bootstrap.servers"] = args.value("bootstrap-server")!;
+  props["auto.offset.reset"] = offset === "earliest" ? "earliest" : "latest";
+  if (args.has("isolation-level") || props["isolation.level"] === undefined) {
+    const level = args.value("isolation-level")!;
+    try {
+      parseIsolationLevel(level);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    props["isolation.level"] = level;
+  }
+  if (props["client.id"] === undefined) props["client.id"] = "console-consumer";
+  const f: Record<string, string> = {};
+  for (const p of args.values("property")) {
+    const [k, v] = parseKeyValue("--property", p);
+    f[k] = v;
+  }
+  const bool = (k: string, d: boolean): boolean => (k in f ? f[k].trim().toLowerCase() === "true" : d);
+  const bytes = (k: string, d: string): Buffer => Buffer.from(f[k] ?? d, "utf8");
+  const maxMessages = args.int("max-messages") ?? -1;
+  const timeoutMs = args.int("timeout-ms") ?? -1;
+  return {
+    topic: args.value("topic")!,
+    partition,
+    offset,
+    maxMessages: maxMessages > 0 ? maxMessages : -1,
+    timeoutMs,
+    consumerProps: props,
+    formatter: {
+      printTimestamp: bool("print.timestamp", false),
+      printKey: bool("print.key", false),
+      printValue: bool("print.value", true),
+      printPartition: bool("print.partition", false),
+      printOffset: bool("print.offset", false),
+      printHeaders: bool("print.headers", false),
+      keySeparator: bytes("key.separator", "\t"),
+      lineSeparator: bytes("line.separator", "\n"),
+      headersSeparator: bytes("headers.separator", ","),
+      nullLiteral: bytes("null.literal", "null"),
+    },
+  };
+}
+
+/** DefaultMessageFormatter.writeTo: the bytes printed for one record. */
+export function formatRecord(r: ConsumerRecord, c: FormatterConfig): Buffer {
+  const parts: Buffer[] = [];
+  const sep = (more: boolean): void => {
+    parts.push(more ? c.keySeparator : c.lineSeparator);
+  };
+  if (c.printTimestamp) {
+    parts.push(Buffer.from(`${r.timestampType}:${r.timestamp}`));
+    sep(c.printPartition || c.printOffset || c.printHeaders || c.printKey || c.printValue);
+  }
+  if (c.printPartition) {
+    parts.push(Buffer.from(`Partition:${r.partition}`));
+    sep(c.printOffset || c.printHeaders || c.printKey || c.printValue);
+  }
+  if (c.printOffset) {
+    parts.push(Buffer.from(`Offset:${r.offset}`));
+    sep(c.printHeaders || c.printKey || c.printValue);
+  }
+  if (c.printHeaders) {
+    if (r.headers.length === 0) parts.push(Buffer.from("NO_HEADERS"));
+    r.headers.forEach((h, i) => {
+      parts.push(Buffer.from(`${h.key}:`), h.value ?? c.nullLiteral);
+      if (i < r.headers.length - 1) parts.push(c.headersSeparator);
+    });
+    sep(c.printKey || c.printValue);
+  }
+  if (c.printKey) {
+    parts.push(r.key ?? c.nullLiteral);
+    sep(c.printValue);
+  }
+  if (c.printValue) {
+    parts.push(r.value ?? c.nullLiteral);
+    parts.push(c.lineSeparator);
+  }
+  return Buffer.concat(parts);
+}
+
+function write(chunk: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.write(chunk)) resolve();
+    else process.stdout.once("drain", () => resolve());
+  });
+}
+
+export function runConsoleConsumer(argv: string[]): Promise<number> {
+  return runTool(CONSOLE_CONSUMER_SPEC, argv, async (args) => {
+    const o = consoleConsumerOptions(args);
+    const consumer = new KafkaConsumer(consumerConfigFromProperties(o.consumerProps));
+    let count = 0;
+    let stop = false;
+    const onSignal = (): void => {
+      stop = true;
+    };
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    try {
+      const partitions = await consumer.partitionsFor(o.topic);
+      if (o.partition !== undefined) {
+        if (!partitions.includes(o.partition)) {
+          throw new UsageError(
+            `Partition ${o.partition} of topic ${o.topic} does not exist (the topic has ${partitions.length} partitions)`,
+          );
+        }
+        const tp = { topic: o.topic, partition: o.partition };
+        consumer.assign([tp]);
+        if (typeof o.offset === "bigint") consumer.seek(tp, o.offset);
+        else if (o.offset === "earliest") consumer.seekToBeginning([tp]);
+        else consumer.seekToEnd([tp]);
+      } else {
+        consumer.assign(partitions.map((partition) => ({ topic: o.topic, partition })));
+      }
+      let lastData = Date.now();
+      while (!stop && (o.maxMessages < 0 || count < o.maxMessages)) {
+        const wait =
+          o.timeoutMs >= 0 ? Math.max(0, Math.min(1000, o.timeoutMs - (Date.now() - lastData))) : 1000;
+        const records = await consumer.poll(wait);
+        if (records.length === 0) {
+          if (o.timeoutMs >= 0 && Date.now() - lastData >= o.timeoutMs) {
+            // Kafka logs the consumer's TimeoutException and ends normally.
+            process.stderr.write(
+              "ERROR Error processing message, terminating consumer process: org.apache.kafka.common.errors.TimeoutException\n",
+            );
+            break;
+          }
+          continue;
+        }
+        lastData = Date.now();
+        const out: Buffer[] = [];
+        for (const r of records) {
+          if (o.maxMessages >= 0 && count >= o.maxMessages) break;
+          out.push(formatRecord(r, o.formatter));
+          count++;
+        }
+        await write(Buffer.concat(out));
+      }
+    } finally {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+      await consumer.close();
+    }
+    process.stderr.write(`Processed a total of ${count} messages\n`);
+    return 0;
+  });
+}

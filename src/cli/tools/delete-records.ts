@@ -1,0 +1,76 @@
+// `tributary delete-records` (kafka-delete-records.sh, Kafka's DeleteRecordsCommand): deletes the
+// records of each partition in --offset-json-file before the given offset and prints
+// `Executing records delete operation`, `Records delete operation completed:` and one
+// `partition: t-0\tlow_watermark: N` (or `partition: t-0\terror: <exception>: <message>`) line each.
+
+import { readFileSync } from "node:fs";
+import { AdminClient } from "../../client/admin/admin-client.js";
+import { kafkaExceptionClass } from "../../client/errors.js";
+import {
+  adminClientOptions,
+  checkRequired,
+  type ParsedArgs,
+  runTool,
+  type ToolSpec,
+  UsageError,
+} from "../args.js";
+import { parseOffsetJson } from "./delete-records-json.js";
+
+export const DELETE_RECORDS_SPEC: ToolSpec = {
+  name: "delete-records",
+  description: "This tool helps to delete records of the given partitions down to the specified offset.",
+  options: [
+    {
+      name: "bootstrap-server",
+      description: "REQUIRED: The server to connect to.",
+      arg: { type: "String", describedAs: "server(s) to use for bootstrapping" },
+    },
+    {
+      name: "command-config",
+      description: "A property file containing configs to be passed to Admin Client.",
+      arg: { type: "String", describedAs: "command config property file path" },
+    },
+    {
+      name: "offset-json-file",
+      description:
+        'REQUIRED: The JSON file with offset per partition. The format to use is:\n{"partitions":\n  [{"topic": "foo", "partition": 1, "offset": 1}],\n "version":1\n}',
+      arg: { type: "String", describedAs: "Offset json file path" },
+    },
+  ],
+};
+
+export function runDeleteRecords(argv: string[]): Promise<number> {
+  return runTool(DELETE_RECORDS_SPEC, argv, deleteRecords);
+}
+
+async function deleteRecords(args: ParsedArgs): Promise<number> {
+  checkRequired(args, "bootstrap-server", "offset-json-file");
+  const file = args.value("offset-json-file")!;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`${file}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  const requests = parseOffsetJson(text);
+  const admin = new AdminClient(
+    adminClientOptions(args.value("bootstrap-server"), args.value("command-config")),
+  );
+  try {
+    process.stdout.write("Executing records delete operation\n");
+    const results = await admin.deleteRecords(requests);
+    const out = ["Records delete operation completed:"];
+    for (const r of results) {
+      out.push(
+        r.error
+          ? `partition: ${r.topic}-${r.partition}\terror: ${kafkaExceptionClass(r.error)}: ${r.error.message}`
+          : `partition: ${r.topic}-${r.partition}\tlow_watermark: ${r.lowWatermark}`,
+      );
+    }
+    process.stdout.write(`${out.join("\n")}\n`);
+    return 0;
+  } finally {
+    await admin.close();
+  }
+}

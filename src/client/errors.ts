@@ -1,0 +1,63 @@
+// Client-side errors. KafkaClientError carries a Kafka error code with its name and `retriable` flag
+// from the generated error table, so callers branch on `code`/`retriable` as Kafka's clients do
+// (RetriableException). Network failures (connection refused or lost, request timeout) map to
+// NETWORK_EXCEPTION and REQUEST_TIMED_OUT, both retriable.
+
+import {
+  ERROR_DEFINITIONS,
+  ErrorCode,
+  type ErrorDefinition,
+  type ErrorName,
+} from "../protocol/generated/errors.js";
+
+const BY_CODE = new Map<number, ErrorDefinition>(ERROR_DEFINITIONS.map((e) => [e.code, e]));
+
+export class KafkaClientError extends Error {
+  override readonly name = "KafkaClientError";
+  /** Kafka's error code (ErrorCode). */
+  readonly code: number;
+  /** Kafka's error name, e.g. UNKNOWN_TOPIC_OR_PARTITION. */
+  readonly errorName: string;
+  /** True when Kafka's clients would retry (RetriableException). */
+  readonly retriable: boolean;
+
+  constructor(code: number, message?: string | null) {
+    const def = BY_CODE.get(code) ?? BY_CODE.get(ErrorCode.UNKNOWN_SERVER_ERROR)!;
+    super(message || def.message || def.name);
+    this.code = def.code === code ? code : def.code;
+    this.errorName = def.name;
+    this.retriable = def.retriable;
+  }
+
+  static of(name: ErrorName, message?: string | null): KafkaClientError {
+    return new KafkaClientError(ErrorCode[name], message);
+  }
+}
+
+/** Throws a KafkaClientError when `code` is not NONE. */
+export function throwIfError(code: number, message?: string | null, context?: string): void {
+  if (code === ErrorCode.NONE) return;
+  const def = BY_CODE.get(code);
+  const text = message || def?.message || def?.name || `error code ${code}`;
+  throw new KafkaClientError(code, context ? `${context}: ${text}` : text);
+}
+
+/**
+ * The class Kafka's Java client throws for this error (OFFSET_OUT_OF_RANGE →
+ * org.apache.kafka.common.errors.OffsetOutOfRangeException), as Kafka's tools print it.
+ */
+export function kafkaExceptionClass(e: KafkaClientError): string {
+  const camel = e.errorName
+    .toLowerCase()
+    .split("_")
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
+  return `org.apache.kafka.common.errors.${camel.endsWith("Exception") ? camel : `${camel}Exception`}`;
+}
+
+/** The error name for a code (e.g. "TOPIC_ALREADY_EXISTS"), or `UNKNOWN(<code>)`. */
+export function errorName(code: number): string {
+  return BY_CODE.get(code)?.name ?? `UNKNOWN(${code})`;
+}
+
+export { ErrorCode };

@@ -1,0 +1,401 @@
+// BrokerConnection: one TCP connection from a client to one broker (Kafka's NetworkClient +
+// KafkaChannel for a single node). It negotiates API versions with ApiVersions on connect, pipelines
+// requests (many in flight, responses matched by correlation id in order), times each request out, and
+// fails every pending request with a KafkaClientError when the connection closes or fails.
+//
+// Usage:
+//   const conn = await BrokerConnection.connect("127.0.0.1", 9092, { clientId: "me" });
+//   const v = conn.versionFor(Apis.Metadata);                 // min(client max, broker max)
+//   const md = await conn.send(Apis.Metadata, v, { ...defaultMetadataRequest(), topics: null });
+//   await conn.sendOneWay(Apis.Produce, conn.versionFor(Apis.Produce), produceAcks0); // no response
+//   conn.onClose((cause) => { ... });                          // cause: KafkaClientError | undefined
+//   conn.close();
+// Errors: KafkaClientError with `code`/`retriable` (NETWORK_EXCEPTION when the connection is lost,
+// REQUEST_TIMED_OUT after requestTimeoutMs — the connection is then closed, as Kafka's clients do).
+
+import { connect, type Socket } from "node:net";
+import { FrameReader } from "../../protocol/frame-reader.js";
+import { decodeResponse, encodeRequest } from "../../protocol/framing.js";
+import { type ApiDefinition, ApiKey, Apis } from "../../protocol/generated/api-table.js";
+import { ErrorCode } from "../../protocol/generated/errors.js";
+import type { ApiVersionsResponse } from "../../protocol/generated/messages/ApiVersionsResponse.js";
+import { KafkaClientError } from "../errors.js";
+
+export interface ConnectionOptions {
+  /** `client.id` sent in every request header. Default "tributary". */
+  readonly clientId?: string;
+  /** `request.timeout.ms`: how long a request may wait for its response. Default 30000. */
+  readonly requestTimeoutMs?: number;
+  /** `socket.connection.setup.timeout.ms`: TCP connect + ApiVersions. Default 10000. */
+  readonly connectTimeoutMs?: number;
+  /** Largest response frame accepted. Default 1 GiB. */
+  readonly maxResponseBytes?: number;
+  /** ApiVersions version tried first (Kafka 3.x clients: 3). For tests of the fallback. */
+  readonly apiVersionsVersion?: number;
+}
+
+export interface SendOptions {
+  /** Overrides requestTimeoutMs for this request (e.g. a long-polling Fetch). */
+  readonly timeoutMs?: number;
+}
+
+/** A version range a broker serves for one API. */
+export interface VersionRange {
+  readonly minVersion: number;
+  readonly maxVersion: number;
+}
+
+interface InFlight {
+  readonly correlationId: number;
+  readonly api: ApiDefinition<unknown, unknown>;
+  readonly version: number;
+  readonly resolve: (body: unknown) => void;
+  readonly reject: (e: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export const CLIENT_SOFTWARE_NAME = "tributary";
+export const CLIENT_SOFTWARE_VERSION = "0.1.0";
+
+export class BrokerConnection {
+  readonly clientId: string;
+  private readonly requestTimeoutMs: number;
+  private readonly reader: FrameReader;
+  /** In flight, in send order (Map keeps insertion order); responses arrive in the same order. */
+  private readonly inFlight = new Map<number, InFlight>();
+  private nextCorrelationId = 0;
+  private closeCause: KafkaClientError | undefined;
+  private isClosed = false;
+  private readonly closeListeners: Array<(cause: KafkaClientError | undefined) => void> = [];
+  private brokerVersions = new Map<number, VersionRange>();
+  /** The ApiVersions version the broker accepted. */
+  apiVersionsVersion = -1;
+
+  private constructor(
+    readonly host: string,
+    readonly port: number,
+    private readonly socket: Socket,
+    options: ConnectionOptions,
+  ) {
+    this.clientId = options.clientId ?? "tributary";
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.reader = new FrameReader(options.maxResponseBytes ?? 1024 * 1024 * 1024);
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("error", (e) =>
+      this.fail(KafkaClientError.of("NETWORK_EXCEPTION", `${this.address}: ${e.message}`)),
+    );
+    socket.on("close", () =>
+      this.fail(KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${this.address} was closed`)),
+    );
+  }
+
+  /** Opens a connection and negotiates API versions; rejects with a KafkaClientError. */
+  static async connect(
+    host: string,
+    port: number,
+    options: ConnectionOptions = {},
+  ): Promise<BrokerConnection> {
+    const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    const address = `${host}:${port}`;
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connect({ host, port });
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(
+          KafkaClientError.of(
+            "NETWORK_EXCEPTION",
+            `Connection to ${address} timed out after ${connectTimeoutMs} ms`,
+          ),
+        );
+      }, connectTimeoutMs);
+      s.once("connect", () => {
+        clearTimeout(timer);
+        s.removeAllListeners("error");
+        resolve(s);
+      });
+      s.once("error", (e) => {
+        clearTimeout(timer);
+        s.destroy();
+        reject(KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${address} failed: ${e.message}`));
+      });
+    });
+    const conn = new BrokerConnection(host, port, socket, options);
+    try {
+      await conn.negotiateVersions(options.apiVersionsVersion ?? 3, connectTimeoutMs);
+    } catch (e) {
+      conn.close();
+      throw e;
+    }
+    return conn;
+  }
+
+  get address(): string {
+    return `${this.host}:${this.port}`;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Requests sent and not yet answered. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** The range the broker advertised for an API key, if any. */
+  brokerVersionRange(apiKey: number): VersionRange | undefined {
+    return this.brokerVersions.get(apiKey);
+  }
+
+  /**
+   * The version to use for `api`: the highest both sides support (never an unstable latest version),
+   * optionally limited to [min, max]. Throws UNSUPPORTED_VERSION when there is none.
+   */
+  versionFor(
+    api: Pick<ApiDefinition, "apiKey" | "name" | "minVersion" | "maxVersion" | "latestVersionUnstable">,
+    limit: { min?: number; max?: number } = {},
+  ): number {
+    const broker = this.brokerVersions.get(api.apiKey);
+    const clientMax = Math.min(
+      api.latestVersionUnstable ? api.maxVersion - 1 : api.maxVersion,
+      limit.max ?? Number.MAX_SAFE_INTEGER,
+    );
+    const clientMin = Math.max(api.minVersion, limit.min ?? 0);
+    if (broker) {
+      const v = Math.min(clientMax, broker.maxVersion);
+      if (v >= Math.max(clientMin, broker.minVersion)) return v;
+    }
+    throw KafkaClientError.of(
+      "UNSUPPORTED_VERSION",
+      broker
+        ? `The broker at ${this.address} supports ${api.name} versions ${broker.minVersion}-${broker.maxVersion}, this client ${clientMin}-${clientMax}`
+        : `The broker at ${this.address} does not support ${api.name}`,
+    );
+  }
+
+  /** Sends a request and resolves with its response body. */
+  send<Req, Res>(
+    api: ApiDefinition<Req, Res>,
+    version: number,
+    body: Req,
+    options: SendOptions = {},
+  ): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      if (this.isClosed) {
+        reject(this.closedError());
+        return;
+      }
+      const correlationId = this.takeCorrelationId();
+      let frame: Buffer[];
+      try {
+        frame = encodeRequest(api, version, correlationId, this.clientId, body);
+      } catch (e) {
+        reject(
+          new KafkaClientError(ErrorCode.INVALID_REQUEST, `${api.name} v${version}: ${(e as Error).message}`),
+        );
+        return;
+      }
+      const entry: InFlight = {
+        correlationId,
+        api: api as unknown as ApiDefinition<unknown, unknown>,
+        version,
+        resolve: resolve as (b: unknown) => void,
+        reject,
+        timer: undefined,
+      };
+      const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+      entry.timer = setTimeout(() => this.timeOut(entry, timeoutMs), timeoutMs);
+      this.inFlight.set(correlationId, entry);
+      this.write(frame);
+    });
+  }
+
+  /** Sends a request that gets no response (Produce with acks=0); resolves once handed to the socket. */
+  sendOneWay<Req, Res>(api: ApiDefinition<Req, Res>, version: number, body: Req): Promise<void> {
+    if (this.isClosed) return Promise.reject(this.closedError());
+    let frame: Buffer[];
+    try {
+      frame = encodeRequest(api, version, this.takeCorrelationId(), this.clientId, body);
+    } catch (e) {
+      return Promise.reject(
+        new KafkaClientError(ErrorCode.INVALID_REQUEST, `${api.name} v${version}: ${(e as Error).message}`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.socket.cork();
+      for (let i = 0; i < frame.length; i++) {
+        if (i < frame.length - 1) this.socket.write(frame[i]);
+        else
+          this.socket.write(frame[i], (e) =>
+            e ? reject(KafkaClientError.of("NETWORK_EXCEPTION", e.message)) : resolve(),
+          );
+      }
+      this.socket.uncork();
+    });
+  }
+
+  /** Called once when the connection closes; `cause` is undefined after close(). */
+  onClose(listener: (cause: KafkaClientError | undefined) => void): void {
+    if (this.isClosed) queueMicrotask(() => listener(this.closeCause));
+    else this.closeListeners.push(listener);
+  }
+
+  /** Closes the connection; pending requests reject with NETWORK_EXCEPTION. */
+  close(): void {
+    if (this.isClosed) return;
+    this.shutdown(
+      undefined,
+      KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${this.address} was closed`),
+    );
+  }
+
+  private async negotiateVersions(firstVersion: number, timeoutMs: number): Promise<void> {
+    let version = firstVersion;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const res = await this.send(
+        Apis.ApiVersions,
+        version,
+        { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION },
+        { timeoutMs },
+      );
+      if (res.errorCode === ErrorCode.UNSUPPORTED_VERSION && version > 0) {
+        // Kafka's rule: retry with the highest ApiVersions version the broker listed, else v0.
+        const listed = res.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions);
+        const next = listed ? Math.min(listed.maxVersion, version - 1) : 0;
+        version = Math.max(0, next);
+        continue;
+      }
+      if (res.errorCode !== ErrorCode.NONE)
+        throw new KafkaClientError(res.errorCode, `ApiVersions from ${this.address} failed`);
+      this.apiVersionsVersion = version;
+      this.brokerVersions = new Map(
+        res.apiKeys.map((k) => [k.apiKey, { minVersion: k.minVersion, maxVersion: k.maxVersion }]),
+      );
+      return;
+    }
+    throw KafkaClientError.of("UNSUPPORTED_VERSION", `${this.address} accepted no ApiVersions version`);
+  }
+
+  private takeCorrelationId(): number {
+    const id = this.nextCorrelationId;
+    this.nextCorrelationId = (this.nextCorrelationId + 1) | 0;
+    if (this.nextCorrelationId < 0) this.nextCorrelationId = 0;
+    return id;
+  }
+
+  private write(frame: Buffer[]): void {
+    if (frame.length === 1) {
+      this.socket.write(frame[0]);
+      return;
+    }
+    this.socket.cork();
+    for (const chunk of frame) this.socket.write(chunk);
+    this.socket.uncork();
+  }
+
+  private onData(chunk: Buffer): void {
+    const frames = this.reader.push(chunk);
+    for (const frame of frames) {
+      if (this.isClosed) return;
+      this.onResponse(frame);
+    }
+    if (this.reader.failure)
+      this.shutdown(
+        KafkaClientError.of("NETWORK_EXCEPTION", `${this.address}: ${this.reader.failure.message}`),
+        undefined,
+      );
+  }
+
+  private onResponse(frame: Buffer): void {
+    if (frame.length < 4) {
+      this.shutdown(
+        KafkaClientError.of("NETWORK_EXCEPTION", `${this.address}: response shorter than a header`),
+        undefined,
+      );
+      return;
+    }
+    const correlationId = frame.readInt32BE(0);
+    const first = this.inFlight.values().next();
+    const entry = first.done ? undefined : first.value;
+    if (!entry || entry.correlationId !== correlationId) {
+      // Kafka's NetworkClient: a response out of order means the stream is unusable.
+      this.shutdown(
+        KafkaClientError.of(
+          "NETWORK_EXCEPTION",
+          `${this.address}: correlation id ${correlationId} does not match the next request (${entry?.correlationId ?? "none"})`,
+        ),
+        undefined,
+      );
+      return;
+    }
+    this.inFlight.delete(correlationId);
+    clearTimeout(entry.timer);
+    let body: unknown;
+    try {
+      body = decodeResponse(entry.api, entry.version, frame).body;
+    } catch (e) {
+      // A broker that did not know our ApiVersions version answers with a v0 body (Kafka's rule).
+      if (entry.api.apiKey === ApiKey.ApiVersions && entry.version > 0) {
+        try {
+          body = decodeResponse(entry.api, 0, frame).body as ApiVersionsResponse;
+        } catch {
+          body = undefined;
+        }
+      }
+      if (body === undefined) {
+        entry.reject(
+          KafkaClientError.of(
+            "CORRUPT_MESSAGE",
+            `${this.address}: cannot decode ${entry.api.name} v${entry.version} response: ${(e as Error).message}`,
+          ),
+        );
+        return;
+      }
+    }
+    entry.resolve(body);
+  }
+
+  private timeOut(entry: InFlight, timeoutMs: number): void {
+    if (!this.inFlight.has(entry.correlationId)) return;
+    this.inFlight.delete(entry.correlationId);
+    entry.reject(
+      KafkaClientError.of(
+        "REQUEST_TIMED_OUT",
+        `${entry.api.name} request to ${this.address} timed out after ${timeoutMs} ms`,
+      ),
+    );
+    // As Kafka's clients do: the connection state is unknown after a timeout, so disconnect.
+    this.shutdown(
+      KafkaClientError.of("NETWORK_EXCEPTION", `Disconnected from ${this.address} after a request timeout`),
+      undefined,
+    );
+  }
+
+  private closedError(): KafkaClientError {
+    return (
+      this.closeCause ?? KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${this.address} is closed`)
+    );
+  }
+
+  private fail(cause: KafkaClientError): void {
+    if (!this.isClosed) this.shutdown(cause, undefined);
+  }
+
+  /** Closes once: `cause` for a failure, `pendingError` for a deliberate close. */
+  private shutdown(cause: KafkaClientError | undefined, pendingError: KafkaClientError | undefined): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.closeCause = cause;
+    const error = cause ?? pendingError ?? KafkaClientError.of("NETWORK_EXCEPTION", "closed");
+    this.socket.destroy();
+    const pending = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.reject(error);
+    }
+    const listeners = this.closeListeners.splice(0);
+    for (const l of listeners) l(cause);
+  }
+}

@@ -1,0 +1,181 @@
+// ProducerConfig: the producer settings by Kafka's names with Kafka 4's defaults, parsed from string
+// properties (as tools pass them: --producer-property k=v, --producer.config file) or given typed.
+// Unknown keys are ignored, as Kafka logs and ignores them; a bad value is a ConfigException-style
+// error naming the key. enable.idempotence and transactional.id belong to issue 7: this producer
+// always sends with producer id -1 (no idempotence), and refuses enable.idempotence=true / a
+// transactional.id rather than pretend.
+
+import { type CompressionType, compressionTypeForName } from "../../protocol/records/compression.js";
+
+export type Acks = 0 | 1 | -1;
+
+export interface ProducerConfig {
+  bootstrapServers: string[];
+  clientId: string;
+  acks: Acks;
+  batchSize: number;
+  lingerMs: number;
+  bufferMemory: number;
+  compressionType: CompressionType;
+  compressionLevel: number | undefined;
+  maxInFlightRequestsPerConnection: number;
+  retries: number;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+  deliveryTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxRequestSize: number;
+  maxBlockMs: number;
+  metadataMaxAgeMs: number;
+  partitionerIgnoreKeys: boolean;
+}
+
+export const PRODUCER_DEFAULTS: Omit<ProducerConfig, "bootstrapServers"> = {
+  clientId: "",
+  acks: -1,
+  batchSize: 16384,
+  lingerMs: 5,
+  bufferMemory: 33554432,
+  compressionType: 0,
+  compressionLevel: undefined,
+  maxInFlightRequestsPerConnection: 5,
+  retries: 2147483647,
+  retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
+  deliveryTimeoutMs: 120000,
+  requestTimeoutMs: 30000,
+  maxRequestSize: 1048576,
+  maxBlockMs: 60000,
+  metadataMaxAgeMs: 300000,
+  partitionerIgnoreKeys: false,
+};
+
+/** A bad configuration value (Kafka's ConfigException). */
+export class ConfigException extends Error {
+  override readonly name = "ConfigException";
+}
+
+function intValue(key: string, v: string, min: number): number {
+  const n = Number(v.trim());
+  if (!Number.isInteger(n) || n < min || n > 2147483647) {
+    throw new ConfigException(`Invalid value ${v} for configuration ${key}: expected an integer >= ${min}`);
+  }
+  return n;
+}
+
+function boolValue(key: string, v: string): boolean {
+  const t = v.trim().toLowerCase();
+  if (t === "true") return true;
+  if (t === "false") return false;
+  throw new ConfigException(
+    `Invalid value ${v} for configuration ${key}: Expected value to be either true or false`,
+  );
+}
+
+/** acks as Kafka accepts it: all, -1, 0, 1. */
+export function parseAcks(v: string): Acks {
+  const t = v.trim();
+  if (t === "all" || t === "-1") return -1;
+  if (t === "0") return 0;
+  if (t === "1") return 1;
+  throw new ConfigException(
+    `Invalid value ${v} for configuration acks: String must be one of: all, -1, 0, 1`,
+  );
+}
+
+/** compression.type as Kafka accepts it: none, gzip, snappy, lz4, zstd. */
+export function parseCompressionType(v: string): CompressionType {
+  const t = compressionTypeForName(v.trim().toLowerCase());
+  if (t === undefined) {
+    throw new ConfigException(
+      `Invalid value ${v} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd`,
+    );
+  }
+  return t;
+}
+
+/** Builds a ProducerConfig from Kafka-named string properties. bootstrap.servers is required. */
+export function producerConfigFromProperties(props: Readonly<Record<string, string>>): ProducerConfig {
+  const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [] };
+  for (const [key, value] of Object.entries(props)) {
+    switch (key) {
+      case "bootstrap.servers":
+        c.bootstrapServers = value
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "");
+        break;
+      case "client.id":
+        c.clientId = value;
+        break;
+      case "acks":
+        c.acks = parseAcks(value);
+        break;
+      case "batch.size":
+        c.batchSize = intValue(key, value, 0);
+        break;
+      case "linger.ms":
+        c.lingerMs = intValue(key, value, 0);
+        break;
+      case "buffer.memory":
+        c.bufferMemory = intValue(key, value, 0);
+        break;
+      case "compression.type":
+        c.compressionType = parseCompressionType(value);
+        break;
+      case "compression.gzip.level":
+      case "compression.lz4.level":
+      case "compression.zstd.level":
+        c.compressionLevel = intValue(key, value, -1);
+        break;
+      case "max.in.flight.requests.per.connection":
+        c.maxInFlightRequestsPerConnection = intValue(key, value, 1);
+        break;
+      case "retries":
+        c.retries = intValue(key, value, 0);
+        break;
+      case "retry.backoff.ms":
+        c.retryBackoffMs = intValue(key, value, 0);
+        break;
+      case "retry.backoff.max.ms":
+        c.retryBackoffMaxMs = intValue(key, value, 0);
+        break;
+      case "delivery.timeout.ms":
+        c.deliveryTimeoutMs = intValue(key, value, 0);
+        break;
+      case "request.timeout.ms":
+        c.requestTimeoutMs = intValue(key, value, 0);
+        break;
+      case "max.request.size":
+        c.maxRequestSize = intValue(key, value, 0);
+        break;
+      case "max.block.ms":
+        c.maxBlockMs = intValue(key, value, 0);
+        break;
+      case "metadata.max.age.ms":
+        c.metadataMaxAgeMs = intValue(key, value, 0);
+        break;
+      case "partitioner.ignore.keys":
+        c.partitionerIgnoreKeys = boolValue(key, value);
+        break;
+      case "enable.idempotence":
+        if (boolValue(key, value))
+          throw new ConfigException("enable.idempotence=true needs idempotent producers (not yet supported)");
+        break;
+      case "transactional.id":
+        throw new ConfigException("transactional.id needs transactions (not yet supported)");
+      default:
+        break; // Kafka logs unknown configs and ignores them
+    }
+  }
+  if (c.bootstrapServers.length === 0) {
+    throw new ConfigException(
+      'Missing required configuration "bootstrap.servers" which has no default value.',
+    );
+  }
+  // Kafka: delivery.timeout.ms should be >= linger.ms + request.timeout.ms.
+  if (c.deliveryTimeoutMs < c.lingerMs + c.requestTimeoutMs) {
+    c.deliveryTimeoutMs = c.lingerMs + c.requestTimeoutMs;
+  }
+  return c;
+}

@@ -1,0 +1,242 @@
+// `tributary configs` end to end: the real executable against a real broker; describe output compared
+// with kafka-configs.sh's lines (ConfigCommand), alterations cross-checked with KafkaJS's
+// describeConfigs (a third-party client), and bad input giving one line and exit status 1.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import kafkajs from "kafkajs";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
+
+let broker: BrokerHarness;
+
+/** Runs `tributary <args>`: the TRIBUTARY_DIST build when set, else bin/tributary.js. */
+function tributary(...args: string[]): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 30_000 });
+}
+
+function configs(...args: string[]): Promise<CommandResult> {
+  return tributary("configs", "--bootstrap-server", broker.bootstrap, ...args);
+}
+
+function lines(s: string): string[] {
+  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
+}
+
+function ok(r: CommandResult, what: string): string[] {
+  assert.equal(r.code, 0, describeResult(what, r));
+  assert.equal(r.stderr, "", describeResult(what, r));
+  return lines(r.stdout);
+}
+
+function oneLineError(r: CommandResult, what: string): string {
+  assert.equal(r.code, 1, describeResult(what, r));
+  const err = lines(r.stderr);
+  assert.equal(err.length, 1, describeResult(what, r));
+  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
+  return err[0];
+}
+
+/** Non-default configs of a topic as KafkaJS's admin client reads them. */
+async function kafkajsTopicOverrides(topic: string): Promise<Record<string, string>> {
+  const kafka = new Kafka({
+    clientId: "configs-test",
+    brokers: [broker.bootstrap],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const res = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
+    });
+    const out: Record<string, string> = {};
+    for (const e of res.resources[0].configEntries) if (!e.isDefault) out[e.configName] = e.configValue;
+    return out;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "tributary-configs-tool" });
+  const r = await tributary(
+    "topics",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--create",
+    "--topic",
+    "cfg",
+    "--partitions",
+    "1",
+    "--config",
+    "retention.ms=1000000",
+  );
+  assert.equal(r.code, 0, describeResult("create topic", r));
+});
+after(async () => {
+  await broker?.close();
+});
+
+describe("tributary configs", () => {
+  test("--describe of a topic prints its dynamic configs with synonyms", async () => {
+    assert.deepEqual(
+      ok(await configs("--describe", "--entity-type", "topics", "--entity-name", "cfg"), "describe"),
+      [
+        "Dynamic configs for topic cfg are:",
+        "  retention.ms=1000000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000000}",
+      ],
+    );
+    const all = ok(await configs("--describe", "--topic", "cfg", "--all"), "describe --all");
+    assert.equal(all[0], "All configs for topic cfg are:");
+    assert.ok(
+      all.includes(
+        "  cleanup.policy=delete sensitive=false synonyms={DEFAULT_CONFIG:log.cleanup.policy=delete}",
+      ),
+      all.join("\n"),
+    );
+    assert.ok(all.length > 20, "every topic config is listed");
+  });
+
+  test("--alter --add-config / --delete-config change the topic (checked with KafkaJS)", async () => {
+    assert.deepEqual(
+      ok(
+        await configs(
+          "--alter",
+          "--entity-type",
+          "topics",
+          "--entity-name",
+          "cfg",
+          "--add-config",
+          "cleanup.policy=[compact,delete],segment.bytes = 1048576",
+          "--delete-config",
+          "retention.ms",
+        ),
+        "alter",
+      ),
+      ["Completed updating config for topic cfg."],
+    );
+    assert.deepEqual(await kafkajsTopicOverrides("cfg"), {
+      "cleanup.policy": "compact,delete",
+      "segment.bytes": "1048576",
+    });
+    const file = join(broker.root, "add.properties");
+    writeFileSync(file, "# from a file\nmax.message.bytes=2000000\n");
+    assert.deepEqual(
+      ok(await configs("--alter", "--topic", "cfg", "--add-config-file", file), "alter file"),
+      ["Completed updating config for topic cfg."],
+    );
+    assert.equal((await kafkajsTopicOverrides("cfg"))["max.message.bytes"], "2000000");
+  });
+
+  test("broker configs: per broker and the cluster-wide default", async () => {
+    assert.deepEqual(
+      ok(
+        await configs(
+          "--alter",
+          "--entity-type",
+          "brokers",
+          "--entity-default",
+          "--add-config",
+          "log.cleaner.threads=2",
+        ),
+        "alter default",
+      ),
+      ["Completed updating default config for brokers in the cluster."],
+    );
+    assert.deepEqual(
+      ok(
+        await configs("--alter", "--broker", "0", "--add-config", "log.cleaner.threads=3"),
+        "alter broker 0",
+      ),
+      ["Completed updating config for broker 0."],
+    );
+    assert.deepEqual(ok(await configs("--describe", "--entity-type", "brokers"), "describe brokers"), [
+      "Dynamic configs for broker 0 are:",
+      "  log.cleaner.threads=3 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=3, DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2, DEFAULT_CONFIG:log.cleaner.threads=1}",
+      "Default configs for brokers in the cluster are:",
+      "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2}",
+    ]);
+  });
+
+  test("errors: one line naming the problem, exit 1", async () => {
+    const cases: Array<[string[], string | RegExp]> = [
+      [
+        ["--describe", "--entity-type", "topics", "--entity-name", "nope"],
+        /^Error while executing config command with args '.*': Topic 'nope' does not exist$/,
+      ],
+      [
+        ["--alter", "--topic", "cfg", "--delete-config", "retention.bytes"],
+        "Invalid config(s): retention.bytes",
+      ],
+      [
+        ["--alter", "--topic", "cfg", "--add-config", "retention.ms"],
+        'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".',
+      ],
+      [
+        ["--alter", "--topic", "cfg", "--add-config", "retention.ms=soon"],
+        /^Error while executing config command with args '.*': .*retention\.ms/,
+      ],
+      [
+        ["--alter", "--topic", "cfg"],
+        "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter",
+      ],
+      [
+        ["--describe", "--entity-type", "users"],
+        "Invalid entity type users, the entity type must be one of topics,brokers,broker-loggers with the --bootstrap-server argument",
+      ],
+      [
+        ["--describe", "--broker", "zero"],
+        "The entity name for brokers must be a valid integer broker id, but it is: zero",
+      ],
+      [
+        ["--describe", "--alter", "--topic", "cfg"],
+        "Command must include exactly one action: --describe, --alter",
+      ],
+      [["--describe"], "At least one entity type must be specified"],
+      [["--describe", "--topic", "cfg", "--nope"], "nope is not a recognized option"],
+    ];
+    for (const [args, expected] of cases) {
+      const line = oneLineError(await configs(...args), args.join(" "));
+      if (typeof expected === "string") assert.equal(line, expected, args.join(" "));
+      else assert.match(line, expected, args.join(" "));
+    }
+  });
+
+  test("--help lists the options", async () => {
+    const help = ok(await tributary("configs", "--help"), "help");
+    for (const o of [
+      "--add-config <String",
+      "--all",
+      "--alter",
+      "--bootstrap-server <String: server to",
+      "--delete-config",
+      "--describe",
+      "--entity-default",
+      "--entity-name",
+      "--entity-type",
+    ])
+      assert.ok(
+        help.some((l) => l.startsWith(o)),
+        `--help lists ${o}`,
+      );
+  });
+});

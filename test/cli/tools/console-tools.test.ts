@@ -1,0 +1,330 @@
+// `tributary console-producer` and `console-consumer` end to end: the real executable against a real
+// broker, stdin lines in, DefaultMessageFormatter lines out (print.key/timestamp/offset/partition/
+// headers, key.separator, line.separator), cross-checked with kcat both ways (kcat reads what
+// console-producer wrote on murmur2 partitions; console-consumer reads what kcat wrote), every codec, and
+// the error paths: bad flags, missing key separator, --group, unknown topic → one line, exit 1.
+
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  readWithKcat,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+let broker: BrokerHarness;
+
+function tributary(args: string[], input = ""): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 30_000, input });
+}
+
+function produce(topic: string, input: string, ...extra: string[]): Promise<CommandResult> {
+  return tributary(
+    ["console-producer", "--bootstrap-server", broker.bootstrap, "--topic", topic, ...extra],
+    input,
+  );
+}
+
+function consume(topic: string, ...extra: string[]): Promise<CommandResult> {
+  return tributary(["console-consumer", "--bootstrap-server", broker.bootstrap, "--topic", topic, ...extra]);
+}
+
+function oneLineError(r: CommandResult, what: string): string {
+  assert.equal(r.code, 1, describeResult(what, r));
+  const err = r.stderr.replace(/\n$/, "").split("\n");
+  assert.equal(err.length, 1, describeResult(what, r));
+  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
+  return err[0];
+}
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "console-tools", overrides: { "num.partitions": "4" } });
+});
+after(async () => {
+  await broker?.close();
+});
+
+describe("console-producer", () => {
+  test("parse.key with the default tab separator: kcat finds each key on its murmur2 partition", async () => {
+    const keys = Array.from({ length: 20 }, (_, i) => `user-${i}`);
+    const r = await produce(
+      "cp-keys",
+      keys.map((k) => `${k}\tvalue of ${k}`).join("\n"),
+      "--property",
+      "parse.key=true",
+    );
+    assert.equal(r.code, 0, describeResult("console-producer", r));
+    assert.equal(r.stderr, "");
+    const kin = await runCommand(
+      "/usr/bin/kcat",
+      ["-b", broker.bootstrap, "-P", "-t", "cp-keys-kcat", "-K:", "-X", "partitioner=murmur2_random"],
+      { input: keys.map((k) => `${k}:x`).join("\n") },
+    );
+    assert.equal(kin.code, 0, describeResult("kcat -P", kin));
+    const expected = new Map(
+      (await readWithKcat(broker.bootstrap, "cp-keys-kcat")).map((m) => [m.key, m.partition]),
+    );
+    const got = await readWithKcat(broker.bootstrap, "cp-keys");
+    assert.equal(got.length, 20);
+    for (const m of got) {
+      assert.equal(m.value, `value of ${m.key}`);
+      assert.equal(m.partition, expected.get(m.key), m.key);
+    }
+  });
+
+  test("key.separator, parse.headers, null.marker, --compression-codec for every codec", async () => {
+    for (const codec of ["none", "gzip", "snappy", "lz4", "zstd"]) {
+      const topic = `cp-${codec}`;
+      const r = await produce(
+        topic,
+        "h1:a,h2:b\tk1::v1\n\tk2::NULL\n",
+        "--property",
+        "parse.key=true",
+        "--property",
+        "key.separator=::",
+        "--property",
+        "parse.headers=true",
+        "--property",
+        "null.marker=NULL",
+        "--compression-codec",
+        codec,
+        "--producer-property",
+        "linger.ms=0",
+      );
+      assert.equal(r.code, 0, describeResult("console-producer", r));
+      const got = await readWithKcat(broker.bootstrap, topic);
+      const byKey = new Map(got.map((m) => [m.key, m]));
+      assert.equal(byKey.get("k1")?.value, "v1");
+      assert.equal(byKey.get("k1")?.headers, "h1=a,h2=b");
+      assert.equal(byKey.get("k2")?.value, "", "null value (kcat prints nothing)");
+    }
+    // Without a value --compression-codec means gzip.
+    const r = await produce("cp-gzip-default", "x\n", "--compression-codec");
+    assert.equal(r.code, 0, describeResult("console-producer --compression-codec", r));
+  });
+
+  test("--request-required-acks 0 and --sync still deliver every line in order", async () => {
+    for (const [topic, extra] of [
+      ["cp-acks0", ["--request-required-acks", "0"]],
+      ["cp-sync", ["--sync"]],
+    ] as const) {
+      const lines = Array.from({ length: 50 }, (_, i) => `line ${i}`);
+      const r = await produce(
+        topic,
+        `${lines.join("\n")}\n`,
+        ...extra,
+        "--producer-property",
+        "partitioner.ignore.keys=true",
+      );
+      assert.equal(r.code, 0, describeResult("console-producer", r));
+      const got = await readWithKcat(broker.bootstrap, topic);
+      assert.deepEqual(got.map((m) => m.value).sort(), [...lines].sort());
+    }
+  });
+
+  test("--producer.config file, overridden by --producer-property", async () => {
+    const { writeFileSync, mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(resolve(tmpdir(), "cp-config-"));
+    const file = resolve(dir, "producer.properties");
+    writeFileSync(file, "# comment\ncompression.type=brotli\nlinger.ms = 0\n");
+    const bad = await produce("cp-config", "a\n", "--producer.config", file);
+    assert.match(
+      oneLineError(bad, "bad compression in config file"),
+      /Invalid value brotli for configuration compression.type/,
+    );
+    const good = await produce(
+      "cp-config",
+      "a\n",
+      "--producer.config",
+      file,
+      "--producer-property",
+      "compression.type=lz4",
+    );
+    assert.equal(good.code, 0, describeResult("console-producer", good));
+  });
+
+  test("errors: one line, exit 1", async () => {
+    assert.equal(
+      oneLineError(
+        await produce("cp-err", "no separator here\n", "--property", "parse.key=true"),
+        "no key separator",
+      ),
+      "No key separator found on line number 1: 'no separator here'",
+    );
+    assert.equal(
+      oneLineError(await tributary(["console-producer", "--topic", "t"]), "missing bootstrap"),
+      'Missing required argument "[bootstrap-server]"',
+    );
+    assert.equal(
+      oneLineError(await produce("t", "", "--bogus"), "bad flag"),
+      "bogus is not a recognized option",
+    );
+    assert.match(
+      oneLineError(await produce("t", "", "--request-required-acks", "7"), "bad acks"),
+      /Invalid value 7 for configuration acks/,
+    );
+    assert.match(
+      oneLineError(await produce("t", "", "--batch-size", "big"), "bad int"),
+      /Cannot parse argument 'big' of option batch-size/,
+    );
+    const help = await tributary(["console-producer", "--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--bootstrap-server <String: server to/);
+  });
+});
+
+describe("console-consumer", () => {
+  before(async () => {
+    // kcat writes the records the consumer tests read: partition 0, keys, a header on the first.
+    const r = await runCommand(
+      "/usr/bin/kcat",
+      ["-b", broker.bootstrap, "-P", "-t", "cc", "-p", "0", "-K:", "-H", "hk=hv", "-z", "snappy"],
+      { input: "k1:v1\nk2:v2\nk3:v3\n" },
+    );
+    assert.equal(r.code, 0, describeResult("kcat -P", r));
+  });
+
+  test("--from-beginning --max-messages with every print.* property: DefaultMessageFormatter's line", async () => {
+    const r = await consume(
+      "cc",
+      "--from-beginning",
+      "--max-messages",
+      "3",
+      "--property",
+      "print.key=true",
+      "--property",
+      "print.timestamp=true",
+      "--property",
+      "print.offset=true",
+      "--property",
+      "print.partition=true",
+      "--property",
+      "print.headers=true",
+    );
+    assert.equal(r.code, 0, describeResult("console-consumer", r));
+    assert.equal(r.stderr, "Processed a total of 3 messages\n");
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.equal(lines.length, 3);
+    for (const [i, line] of lines.entries()) {
+      assert.match(
+        line,
+        new RegExp(`^CreateTime:\\d{13}\\tPartition:0\\tOffset:${i}\\thk:hv\\tk${i + 1}\\tv${i + 1}$`),
+        line,
+      );
+    }
+  });
+
+  test("plain values; key.separator and line.separator; NO_HEADERS and null keys", async () => {
+    const plain = await consume("cc", "--from-beginning", "--max-messages", "3");
+    assert.equal(plain.stdout, "v1\nv2\nv3\n");
+    const sep = await consume(
+      "cc",
+      "--from-beginning",
+      "--max-messages",
+      "2",
+      "--property",
+      "print.key=true",
+      "--property",
+      "key.separator=|",
+      "--property",
+      "line.separator=;",
+    );
+    assert.equal(sep.stdout, "k1|v1;k2|v2;");
+    await produce("cc-nulls", "just a value\n");
+    const nulls = await consume(
+      "cc-nulls",
+      "--from-beginning",
+      "--max-messages",
+      "1",
+      "--property",
+      "print.key=true",
+      "--property",
+      "print.headers=true",
+    );
+    assert.equal(nulls.stdout, "NO_HEADERS\tnull\tjust a value\n");
+  });
+
+  test("--partition with --offset n / earliest / latest, and --timeout-ms", async () => {
+    const two = await consume("cc", "--partition", "0", "--offset", "1", "--timeout-ms", "1500");
+    assert.equal(two.code, 0, describeResult("console-consumer", two));
+    assert.equal(two.stdout, "v2\nv3\n");
+    assert.match(two.stderr, /TimeoutException\nProcessed a total of 2 messages\n$/);
+    const earliest = await consume("cc", "--partition", "0", "--offset", "earliest", "--max-messages", "1");
+    assert.equal(earliest.stdout, "v1\n");
+    const latest = await consume("cc", "--partition", "0", "--offset", "latest", "--timeout-ms", "800");
+    assert.equal(latest.stdout, "");
+    assert.match(latest.stderr, /Processed a total of 0 messages/);
+  });
+
+  test("reads every codec kcat writes", async () => {
+    for (const codec of ["gzip", "snappy", "lz4", "zstd"]) {
+      const w = await runCommand(
+        "/usr/bin/kcat",
+        ["-b", broker.bootstrap, "-P", "-t", `cc-${codec}`, "-p", "1", "-z", codec],
+        {
+          input: "a\nb\nc\n",
+        },
+      );
+      assert.equal(w.code, 0, describeResult("kcat -P", w));
+      const r = await consume(`cc-${codec}`, "--from-beginning", "--max-messages", "3");
+      assert.equal(r.stdout, "a\nb\nc\n", codec);
+    }
+  });
+
+  test("--isolation-level read_committed reads non-transactional records", async () => {
+    const r = await consume(
+      "cc",
+      "--from-beginning",
+      "--max-messages",
+      "3",
+      "--isolation-level",
+      "read_committed",
+    );
+    assert.equal(r.stdout, "v1\nv2\nv3\n");
+  });
+
+  test("errors: one line, exit 1", async () => {
+    assert.match(
+      oneLineError(await consume("cc", "--group", "g1"), "--group"),
+      /--group needs consumer groups/,
+    );
+    assert.equal(
+      oneLineError(await consume("cc", "--offset", "3"), "offset without partition"),
+      "The partition is required when offset is specified.",
+    );
+    assert.equal(
+      oneLineError(await consume("cc", "--partition", "0", "--offset", "1", "--from-beginning"), "both"),
+      "Options from-beginning and offset cannot be specified together.",
+    );
+    assert.match(
+      oneLineError(await consume("cc", "--partition", "0", "--offset", "-5"), "bad offset"),
+      /The provided offset value is incorrect/,
+    );
+    assert.match(
+      oneLineError(await consume("cc", "--isolation-level", "dirty"), "bad isolation"),
+      /isolation.level/,
+    );
+    assert.equal(oneLineError(await consume("cc", "--nope"), "bad flag"), "nope is not a recognized option");
+    assert.equal(
+      oneLineError(await consume("no-such-topic", "--timeout-ms", "500"), "unknown topic"),
+      "Topic 'no-such-topic' does not exist",
+    );
+    assert.match(
+      oneLineError(await consume("cc", "--partition", "9"), "bad partition"),
+      /Partition 9 of topic cc does not exist/,
+    );
+  });
+});

@@ -1,0 +1,172 @@
+// `tributary consumer-perf-test` against a real broker: ConsumerPerformance's header and CSV line
+// (yyyy-MM-dd HH:mm:ss:SSS dates, %.4f numbers, key + value bytes counted), --show-detailed-stats
+// lines, the timeout WARNING, and bad flags → one line, exit 1.
+
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { formatDate } from "../../../src/cli/tools/consumer-perf-test.js";
+import { KafkaProducer } from "../../../src/client/producer/kafka-producer.js";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+let broker: BrokerHarness;
+
+function tributary(args: string[]): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 60_000 });
+}
+
+const DATE = String.raw`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}`;
+const NUM = String.raw`\d+\.\d{4}`;
+const HEADER =
+  "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec";
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "consumer-perf", overrides: { "num.partitions": "4" } });
+  const p = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "5" });
+  const sends = [];
+  // 4000 records of 1 KiB value + 4-byte key: 4000 * 1028 bytes.
+  for (let i = 0; i < 4000; i++)
+    sends.push(p.send({ topic: "cperf", key: `k${i % 10}00`, value: Buffer.alloc(1024, 66) }));
+  await Promise.all(sends);
+  await p.close();
+});
+after(async () => {
+  await broker?.close();
+});
+
+describe("consumer-perf-test", () => {
+  test("header and CSV line with Kafka's formats; bytes are key + value", async () => {
+    const r = await tributary([
+      "consumer-perf-test",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--topic",
+      "cperf",
+      "--messages",
+      "4000",
+    ]);
+    assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.equal(lines.length, 2, r.stdout);
+    assert.equal(lines[0], HEADER);
+    const m = new RegExp(
+      `^(${DATE}), (${DATE}), (${NUM}), ${NUM}, (\\d+), ${NUM}, 0, (\\d+), ${NUM}, ${NUM}$`,
+    ).exec(lines[1]);
+    assert.ok(m, lines[1]);
+    assert.equal(m[3], ((4000 * 1028) / (1024 * 1024)).toFixed(4));
+    assert.equal(m[4], "4000");
+  });
+
+  test("--show-detailed-stats prints time, threadId, ... lines; --hide-header drops the header", async () => {
+    const r = await tributary([
+      "consumer-perf-test",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--topic",
+      "cperf",
+      "--messages",
+      "4000",
+      "--show-detailed-stats",
+      "--reporting-interval",
+      "1",
+      "--hide-header",
+      "--fetch-size",
+      "20000",
+    ]);
+    assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
+    const lines = r.stdout
+      .replace(/\n$/, "")
+      .split("\n")
+      .filter((l) => l !== "");
+    assert.ok(lines.length >= 1, r.stdout);
+    for (const l of lines)
+      assert.match(l, new RegExp(`^${DATE}, 0, ${NUM}, ${NUM}, \\d+, ${NUM}, 0, \\d+, ${NUM}, ${NUM}$`));
+  });
+
+  test("too few messages: Kafka's WARNING after --timeout", async () => {
+    const r = await tributary([
+      "consumer-perf-test",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--topic",
+      "cperf",
+      "--messages",
+      "5000",
+      "--timeout",
+      "1000",
+    ]);
+    assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.equal(
+      lines[1],
+      "WARNING: Exiting before consuming the expected number of messages: timeout (1000 ms) exceeded. You can use the --timeout option to increase the timeout.",
+    );
+    assert.match(lines[2], new RegExp(`^${DATE}, ${DATE}, ${NUM}, ${NUM}, 4000, `));
+  });
+
+  test("bad flags: one line, exit 1", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf"],
+        /Missing required argument "\[messages\]"/,
+      ],
+      [
+        ["--bootstrap-server", broker.bootstrap, "--messages", "10"],
+        /Exactly one of the following arguments is required/,
+      ],
+      [
+        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf", "--messages", "x"],
+        /Cannot parse argument 'x' of option messages/,
+      ],
+      [
+        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf", "--messages", "1", "--group", "g"],
+        /--group needs consumer groups/,
+      ],
+      [
+        [
+          "--bootstrap-server",
+          broker.bootstrap,
+          "--topic",
+          "cperf",
+          "--messages",
+          "1",
+          "--reporting-interval",
+          "0",
+        ],
+        /Reporting interval must be greater than 0/,
+      ],
+      [
+        ["--bootstrap-server", broker.bootstrap, "--topic", "nope", "--messages", "1"],
+        /Topic 'nope' does not exist/,
+      ],
+      [["--wat"], /wat is not a recognized option/],
+    ];
+    for (const [args, want] of cases) {
+      const r = await tributary(["consumer-perf-test", ...args]);
+      assert.equal(r.code, 1, describeResult(args.join(" "), r));
+      const err = r.stderr.replace(/\n$/, "").split("\n");
+      assert.equal(err.length, 1, describeResult(args.join(" "), r));
+      assert.match(err[0], want);
+    }
+  });
+
+  test("formatDate follows SimpleDateFormat for Kafka's default pattern", () => {
+    const d = new Date(2024, 0, 2, 3, 4, 5, 6).getTime();
+    assert.equal(formatDate(d, "yyyy-MM-dd HH:mm:ss:SSS"), "2024-01-02 03:04:05:006");
+    assert.equal(formatDate(d, "dd/MM/yy 'at' HH"), "02/01/24 at 03");
+  });
+});

@@ -1,0 +1,175 @@
+// `tributary delete-records` end to end: the real executable against a real broker with Kafka's
+// offset JSON file, output compared with DeleteRecordsCommand's lines, the result read back with kcat
+// (records before the offset are gone), and bad JSON files rejected with one line naming the JSON path.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { AdminClient } from "../../../src/client/admin/admin-client.js";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  readWithKcat,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+let broker: BrokerHarness;
+let admin: AdminClient;
+let files = 0;
+
+/** Runs `tributary <args>`: the TRIBUTARY_DIST build when set, else bin/tributary.js. */
+function tributary(...args: string[]): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 30_000 });
+}
+
+/** Writes `json` to a file and runs delete-records on it. */
+function deleteRecords(json: string): Promise<CommandResult> {
+  const file = join(broker.root, `offsets-${files++}.json`);
+  writeFileSync(file, json);
+  return tributary("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", file);
+}
+
+function lines(s: string): string[] {
+  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
+}
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "tributary-delete-records-tool" });
+  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
+  const [r] = await admin.createTopics([{ name: "dr", numPartitions: 2, replicationFactor: 1 }]);
+  assert.equal(r.error, undefined);
+  for (const p of [0, 1]) {
+    const input = Array.from({ length: 5 }, (_, i) => `p${p}-m${i}`).join("\n");
+    const k = await runCommand("/usr/bin/kcat", ["-b", broker.bootstrap, "-P", "-t", "dr", "-p", String(p)], {
+      input,
+    });
+    assert.equal(k.code, 0, describeResult("kcat -P", k));
+  }
+});
+after(async () => {
+  await admin?.close();
+  await broker?.close();
+});
+
+describe("tributary delete-records", () => {
+  test("deletes records before each offset and prints DeleteRecordsCommand's lines", async () => {
+    const r = await deleteRecords(
+      JSON.stringify({
+        partitions: [
+          { topic: "dr", partition: 0, offset: 3 },
+          { topic: "dr", partition: 1, offset: 9 },
+        ],
+        version: 1,
+      }),
+    );
+    assert.equal(r.code, 0, describeResult("delete-records", r));
+    assert.equal(r.stderr, "");
+    assert.deepEqual(lines(r.stdout), [
+      "Executing records delete operation",
+      "Records delete operation completed:",
+      "partition: dr-0\tlow_watermark: 3",
+      "partition: dr-1\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: The requested offset is not within the range of offsets maintained by the server.",
+    ]);
+    const left = await readWithKcat(broker.bootstrap, "dr");
+    assert.deepEqual(
+      left.filter((m) => m.partition === 0).map((m) => [m.offset, m.value]),
+      [
+        [3, "p0-m3"],
+        [4, "p0-m4"],
+      ],
+    );
+    assert.equal(left.filter((m) => m.partition === 1).length, 5, "partition 1 untouched");
+  });
+
+  test("offset -1 deletes up to the high watermark; version may be omitted", async () => {
+    const r = await deleteRecords('{"partitions": [{"topic": "dr", "partition": 1, "offset": -1}]}');
+    assert.equal(r.code, 0, describeResult("delete-records", r));
+    assert.deepEqual(lines(r.stdout).slice(2), ["partition: dr-1\tlow_watermark: 5"]);
+    const [earliest] = await admin.listOffsets([{ topic: "dr", partition: 1, spec: "earliest" }]);
+    assert.equal(earliest.offset, 5n);
+  });
+
+  test("an unknown topic is reported per partition", async () => {
+    const r = await deleteRecords(
+      '{"partitions": [{"topic": "nope", "partition": 0, "offset": 1}], "version": 1}',
+    );
+    assert.equal(r.code, 0, describeResult("delete-records", r));
+    assert.deepEqual(lines(r.stdout).slice(2), [
+      "partition: nope-0\terror: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic 'nope' does not exist",
+    ]);
+  });
+
+  test("bad JSON files: one line naming the JSON path, exit 1, nothing deleted", async () => {
+    const cases: Array<[string, string]> = [
+      ["{not json", "The input string is not a valid JSON"],
+      ["[]", "(root): expected an object, got an array"],
+      ['{"version": 1}', "Missing partitions field"],
+      ['{"partitions": [], "version": 2}', "Not supported version field value 2"],
+      ['{"partitions": {"topic": "dr"}}', "partitions: expected an array, got an object"],
+      ['{"partitions": [7]}', "partitions[0]: expected an object, got a number (7)"],
+      [
+        '{"partitions": [{"partition": 0, "offset": 1}]}',
+        "partitions[0].topic: expected a topic name (a non-empty string), got nothing (the field is missing)",
+      ],
+      [
+        '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1}, {"topic": "dr", "partition": "1", "offset": 1}]}',
+        'partitions[1].partition: expected a number, got a string ("1")',
+      ],
+      [
+        '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1}, {"topic": "dr", "partition": 1, "offset": 1}, {"topic": "dr", "partition": 2, "offset": "4"}]}',
+        'partitions[2].offset: expected a number, got a string ("4")',
+      ],
+      [
+        '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1.5}]}',
+        "partitions[0].offset: expected an offset (an integer, -1 for the high watermark), got 1.5",
+      ],
+      [
+        '{"partitions": [{"topic": "dr", "partition": -1, "offset": 1}]}',
+        "partitions[0].partition: expected a partition id (an integer from 0 to 2147483647), got -1",
+      ],
+      [
+        '{"partitions": [{"topic": "dr", "partition": 0, "offset": 4}, {"topic": "dr", "partition": 0, "offset": 4}]}',
+        "Offset json file contains duplicate topic partitions: dr-0",
+      ],
+    ];
+    for (const [json, expected] of cases) {
+      const r = await deleteRecords(json);
+      assert.equal(r.code, 1, describeResult(json, r));
+      assert.equal(r.stdout, "", json);
+      const err = lines(r.stderr);
+      assert.equal(err.length, 1, describeResult(json, r));
+      assert.ok(err[0].startsWith(expected), `${json}\n  got:      ${err[0]}\n  expected: ${expected}`);
+    }
+    const [earliest] = await admin.listOffsets([{ topic: "dr", partition: 0, spec: "earliest" }]);
+    assert.equal(earliest.offset, 3n, "nothing deleted by a rejected file");
+  });
+
+  test("missing options and files are one line", async () => {
+    const noFile = await tributary("delete-records", "--bootstrap-server", broker.bootstrap);
+    assert.equal(noFile.code, 1);
+    assert.equal(noFile.stderr, 'Missing required argument "[offset-json-file]"\n');
+    const missing = await tributary(
+      "delete-records",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--offset-json-file",
+      "/nonexistent/offsets.json",
+    );
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, "/nonexistent/offsets.json: no such file\n");
+    const help = await tributary("delete-records", "--help");
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^--offset-json-file <String: Offset json/m);
+  });
+});

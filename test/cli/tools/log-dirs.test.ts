@@ -1,0 +1,130 @@
+// `tributary log-dirs --describe` end to end: the real executable against a real broker, LogDirsCommand's
+// two header lines and JSON document, each partition's size checked against the segment files on disk,
+// --topic-list / --broker-list filters, and unknown brokers reported in one line.
+
+import assert from "node:assert/strict";
+import { readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { AdminClient } from "../../../src/client/admin/admin-client.js";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+let broker: BrokerHarness;
+let admin: AdminClient;
+
+/** Runs `tributary <args>`: the TRIBUTARY_DIST build when set, else bin/tributary.js. */
+function tributary(...args: string[]): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 30_000 });
+}
+
+function logDirs(...args: string[]): Promise<CommandResult> {
+  return tributary("log-dirs", "--bootstrap-server", broker.bootstrap, ...args);
+}
+
+function lines(s: string): string[] {
+  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
+}
+
+/** Bytes of the .log segments of a partition directory. */
+function logBytes(topic: string, partition: number): number {
+  const dir = join(broker.logDir, `${topic}-${partition}`);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".log"))
+    .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+}
+
+interface Doc {
+  version: number;
+  brokers: Array<{
+    broker: number;
+    logDirs: Array<{
+      logDir: string;
+      error: string | null;
+      partitions: Array<{ partition: string; size: number; offsetLag: number; isFuture: boolean }>;
+    }>;
+  }>;
+}
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "tributary-log-dirs-tool" });
+  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
+  const res = await admin.createTopics([
+    { name: "ld-a", numPartitions: 2, replicationFactor: 1 },
+    { name: "ld-b", numPartitions: 1, replicationFactor: 1 },
+  ]);
+  for (const r of res) assert.equal(r.error, undefined);
+  const k = await runCommand("/usr/bin/kcat", ["-b", broker.bootstrap, "-P", "-t", "ld-a", "-p", "1"], {
+    input: "one\ntwo\nthree\n",
+  });
+  assert.equal(k.code, 0, describeResult("kcat -P", k));
+});
+after(async () => {
+  await admin?.close();
+  await broker?.close();
+});
+
+describe("tributary log-dirs", () => {
+  test("--describe prints the header lines and the JSON document with real sizes", async () => {
+    const r = await logDirs("--describe");
+    assert.equal(r.code, 0, describeResult("log-dirs", r));
+    const out = lines(r.stdout);
+    assert.equal(out.length, 3, r.stdout);
+    assert.equal(out[0], "Querying brokers for log directories information");
+    assert.equal(out[1], "Received log directory information from brokers 0");
+    assert.match(
+      out[2],
+      /^\{"version":1,"brokers":\[\{"broker":0,"logDirs":\[\{"logDir":"[^"]+","error":null,"partitions":\[/,
+    );
+    const doc = JSON.parse(out[2]) as Doc;
+    assert.equal(doc.brokers[0].logDirs[0].logDir, broker.logDir);
+    const parts = doc.brokers[0].logDirs[0].partitions.sort((a, b) => (a.partition < b.partition ? -1 : 1));
+    assert.deepEqual(
+      parts.map((p) => p.partition),
+      ["ld-a-0", "ld-a-1", "ld-b-0"],
+    );
+    for (const p of parts) {
+      const m = /^(.*)-(\d+)$/.exec(p.partition)!;
+      assert.equal(p.size, logBytes(m[1], Number(m[2])), `size of ${p.partition}`);
+      assert.deepEqual([p.offsetLag, p.isFuture], [0, false]);
+    }
+    assert.ok(parts[1].size > 0, "ld-a-1 holds the records");
+    assert.deepEqual(Object.keys(parts[0]), ["partition", "size", "offsetLag", "isFuture"]);
+  });
+
+  test("--topic-list and --broker-list filter; an unknown broker is one line", async () => {
+    const r = await logDirs("--describe", "--topic-list", "ld-b", "--broker-list", "0");
+    assert.equal(r.code, 0, describeResult("log-dirs", r));
+    const doc = JSON.parse(lines(r.stdout)[2]) as Doc;
+    assert.deepEqual(
+      doc.brokers[0].logDirs[0].partitions.map((p) => p.partition),
+      ["ld-b-0"],
+    );
+    const bad = await logDirs("--describe", "--broker-list", "0,7");
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stdout, "");
+    assert.equal(
+      bad.stderr,
+      "ERROR: The given brokers do not exist from --broker-list: 7. Current existent brokers: 0\n",
+    );
+    const noDescribe = await logDirs("--topic-list", "ld-a");
+    assert.equal(noDescribe.code, 1);
+    assert.equal(noDescribe.stderr, 'Missing required argument "[describe]"\n');
+    const badList = await logDirs("--describe", "--broker-list", "zero");
+    assert.equal(badList.code, 1);
+    assert.equal(badList.stderr, 'For input string: "zero"\n');
+  });
+});

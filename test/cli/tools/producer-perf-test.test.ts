@@ -1,0 +1,224 @@
+// `tributary producer-perf-test` against a real broker: ProducerPerformance's exact summary and window
+// line formats (also checked with a fixed clock), the records really written (kcat counts them and
+// checks the payload size and alphabet), --throughput throttling, --payload-file, and bad flags → one
+// line, exit 1.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { ProducerPerfStats } from "../../../src/cli/tools/producer-perf-test.js";
+import {
+  BrokerHarness,
+  type CommandResult,
+  describeResult,
+  readWithKcat,
+  runCommand,
+} from "../../support/broker-harness.js";
+
+let broker: BrokerHarness;
+
+function tributary(args: string[]): Promise<CommandResult> {
+  const dist = process.env.TRIBUTARY_DIST;
+  const argv = dist
+    ? [
+        "-e",
+        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ...args,
+      ]
+    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
+  return runCommand(process.execPath, argv, { timeoutMs: 60_000 });
+}
+
+const SUMMARY =
+  /^(\d+) records sent, \d+\.\d{6} records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d{2} ms avg latency, \d+\.00 ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/;
+const WINDOW =
+  /^\d+ records sent, \d+\.\d records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d ms avg latency, \d+\.0 ms max latency\.$/;
+
+before(async () => {
+  broker = await BrokerHarness.start({ name: "producer-perf", overrides: { "num.partitions": "3" } });
+});
+after(async () => {
+  await broker?.close();
+});
+
+describe("producer-perf-test", () => {
+  test("the summary line, and kcat reads every record with --record-size uppercase letters", async () => {
+    const r = await tributary([
+      "producer-perf-test",
+      "--topic",
+      "perf",
+      "--num-records",
+      "3000",
+      "--record-size",
+      "100",
+      "--throughput",
+      "-1",
+      "--producer-props",
+      `bootstrap.servers=${broker.bootstrap}`,
+      "acks=1",
+      "linger.ms=5",
+    ]);
+    assert.equal(r.code, 0, describeResult("producer-perf-test", r));
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    const m = SUMMARY.exec(lines[lines.length - 1]);
+    assert.ok(m, `summary line: ${lines[lines.length - 1]}`);
+    assert.equal(m[1], "3000");
+    const got = await readWithKcat(broker.bootstrap, "perf");
+    assert.equal(got.length, 3000);
+    for (const rec of got) assert.match(rec.value, /^[A-Z]{100}$/);
+  });
+
+  test("--throughput throttles, and a window line is printed every 5 s", async () => {
+    const started = Date.now();
+    const r = await tributary([
+      "producer-perf-test",
+      "--topic",
+      "perf-slow",
+      "--num-records",
+      "1500",
+      "--record-size",
+      "10",
+      "--throughput",
+      "250",
+      "--producer-props",
+      `bootstrap.servers=${broker.bootstrap}`,
+    ]);
+    const took = Date.now() - started;
+    assert.equal(r.code, 0, describeResult("producer-perf-test", r));
+    assert.ok(took >= 5000, `1500 records at 250/s took ${took} ms`);
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.ok(lines.length >= 2, r.stdout);
+    for (const l of lines.slice(0, -1)) assert.match(l, WINDOW);
+    assert.match(lines[lines.length - 1], SUMMARY);
+  });
+
+  test("--payload-file with --producer.config", async () => {
+    const dir = mkdtempSync(resolve(tmpdir(), "perf-payload-"));
+    writeFileSync(resolve(dir, "payloads.txt"), "alpha\nbeta\ngamma\n");
+    writeFileSync(
+      resolve(dir, "producer.properties"),
+      `bootstrap.servers=${broker.bootstrap}\ncompression.type=lz4\n`,
+    );
+    const r = await tributary([
+      "producer-perf-test",
+      "--topic",
+      "perf-payloads",
+      "--num-records",
+      "300",
+      "--payload-file",
+      resolve(dir, "payloads.txt"),
+      "--throughput",
+      "-1",
+      "--producer.config",
+      resolve(dir, "producer.properties"),
+    ]);
+    assert.equal(r.code, 0, describeResult("producer-perf-test", r));
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.equal(lines[0], `Reading payloads from: ${resolve(dir, "payloads.txt")}`);
+    assert.equal(lines[1], "Number of messages read: 3");
+    assert.match(lines[lines.length - 1], SUMMARY);
+    const got = await readWithKcat(broker.bootstrap, "perf-payloads");
+    assert.equal(got.length, 300);
+    assert.deepEqual([...new Set(got.map((g) => g.value))].sort(), ["alpha", "beta", "gamma"]);
+  });
+
+  test("bad flags: one line, exit 1", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ["--num-records", "10", "--record-size", "1", "--throughput", "-1", "--producer-props", "a=b"],
+        /argument --topic is required/,
+      ],
+      [
+        [
+          "--topic",
+          "t",
+          "--num-records",
+          "ten",
+          "--record-size",
+          "1",
+          "--throughput",
+          "-1",
+          "--producer-props",
+          "a=b",
+        ],
+        /argument --num-records: could not convert 'ten'/,
+      ],
+      [
+        ["--topic", "t", "--num-records", "10", "--throughput", "-1", "--producer-props", "a=b"],
+        /exactly one of --record-size or --payload-file/,
+      ],
+      [
+        ["--topic", "t", "--num-records", "10", "--record-size", "1", "--throughput", "-1"],
+        /Either --producer-props or --producer.config must be specified/,
+      ],
+      [
+        [
+          "--topic",
+          "t",
+          "--num-records",
+          "0",
+          "--record-size",
+          "1",
+          "--throughput",
+          "-1",
+          "--producer-props",
+          "a=b",
+        ],
+        /--num-records should be greater than zero/,
+      ],
+      [
+        [
+          "--topic",
+          "t",
+          "--num-records",
+          "1",
+          "--record-size",
+          "1",
+          "--throughput",
+          "-1",
+          "--producer-props",
+          "acks=x",
+          `bootstrap.servers=${broker.bootstrap}`,
+        ],
+        /Invalid value x for configuration acks/,
+      ],
+      [["--topic", "t", "--bogus"], /unrecognized argument '--bogus'/],
+    ];
+    for (const [args, want] of cases) {
+      const r = await tributary(["producer-perf-test", ...args]);
+      assert.equal(r.code, 1, describeResult(args.join(" "), r));
+      const err = r.stderr.replace(/\n$/, "").split("\n");
+      assert.equal(err.length, 1, describeResult(args.join(" "), r));
+      assert.match(err[0], want);
+    }
+  });
+});
+
+describe("ProducerPerfStats", () => {
+  test("prints ProducerPerformance's lines with a fixed clock", () => {
+    let now = 1000;
+    const out: string[] = [];
+    const stats = new ProducerPerfStats(
+      10,
+      (l) => out.push(l),
+      () => now,
+    );
+    for (let i = 0; i < 10; i++) {
+      now += 1000;
+      stats.record(i + 1, 1024, now);
+    }
+    // Windows close at 5 s and 10 s; each holds 5 records of 1 KiB.
+    assert.deepEqual(out, [
+      "5 records sent, 1.0 records/sec (0.00 MB/sec), 3.0 ms avg latency, 5.0 ms max latency.",
+      "5 records sent, 1.0 records/sec (0.00 MB/sec), 8.0 ms avg latency, 10.0 ms max latency.",
+    ]);
+    stats.printTotal();
+    assert.equal(
+      out[2],
+      "10 records sent, 1.000000 records/sec (0.00 MB/sec), 5.50 ms avg latency, 10.00 ms max latency, 6 ms 50th, 10 ms 95th, 10 ms 99th, 10 ms 99.9th.",
+    );
+  });
+});

@@ -1,0 +1,386 @@
+// KafkaConsumer.subscribe() in a consumer group against a real broker (group.initial.rebalance.delay.ms=0):
+// two of our consumers split the partitions with no overlap and together read everything; commitSync
+// (positions and explicit offsets) then a new member resumes at the committed offsets; a kcat -G member
+// (librdkafka, range) and our consumer share the partitions without overlap; a member killed without
+// LeaveGroup (SIGKILL of a console-consumer --group) loses its partitions to the other after the session
+// timeout; `consumer-groups --describe --members` lists our consumer; assign()/subscribe() exclusivity.
+
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { AdminClient } from "../../src/client/admin/admin-client.js";
+import { GroupAdmin, type GroupDescription } from "../../src/client/admin/group-admin.js";
+import type { ConsumerRecord } from "../../src/client/consumer/fetcher.js";
+import { IllegalStateException, KafkaConsumer } from "../../src/client/consumer/kafka-consumer.js";
+import { RANGE_ASSIGNOR, ROUND_ROBIN_ASSIGNOR } from "../../src/client/consumer/partition-assignors.js";
+import type { KafkaClientError } from "../../src/client/errors.js";
+import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
+import {
+  type BackgroundCommand,
+  BrokerHarness,
+  describeResult,
+  runCommand,
+  startCommand,
+  waitFor,
+} from "../support/broker-harness.js";
+
+const KCAT = "/usr/bin/kcat";
+let broker: BrokerHarness;
+let admin: AdminClient;
+let groups: GroupAdmin;
+const open: KafkaConsumer[] = [];
+
+before(async () => {
+  broker = await BrokerHarness.start({
+    name: "consumer-group-test",
+    overrides: { "group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "5" },
+  });
+  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
+  groups = new GroupAdmin(admin.cluster, { timeoutMs: 10_000 });
+});
+after(async () => {
+  for (const c of open) await c.close(5000).catch(() => undefined);
+  await admin?.close();
+  await broker?.close();
+});
+
+async function createTopic(name: string, partitions: number): Promise<void> {
+  const [r] = await admin.createTopics([{ name, numPartitions: partitions, replicationFactor: 1 }]);
+  assert.equal(r.error, undefined, String(r.error));
+}
+
+async function produce(topic: string, perPartition: number, partitions: number, tag: string): Promise<void> {
+  const p = new KafkaProducer({ "bootstrap.servers": broker.bootstrap });
+  const sends: Promise<unknown>[] = [];
+  for (let partition = 0; partition < partitions; partition++)
+    for (let i = 0; i < perPartition; i++)
+      sends.push(p.send({ topic, partition, value: `${tag}-${partition}-${i}` }));
+  await Promise.all(sends);
+  await p.close();
+}
+
+function member(group: string, extra: Record<string, string> = {}): KafkaConsumer {
+  const c = new KafkaConsumer({
+    "bootstrap.servers": broker.bootstrap,
+    "group.id": group,
+    "auto.offset.reset": "earliest",
+    "session.timeout.ms": "10000",
+    "heartbeat.interval.ms": "500",
+    ...extra,
+  });
+  open.push(c);
+  return c;
+}
+
+const tpName = (tp: { topic: string; partition: number }): string => `${tp.topic}-${tp.partition}`;
+const recordId = (r: ConsumerRecord): string => `${r.topic}-${r.partition}@${r.offset}`;
+
+/** Polls every consumer concurrently until `done()` holds (each poll's records go to its sink). */
+async function pollUntil(
+  consumers: readonly KafkaConsumer[],
+  sinks: ConsumerRecord[][],
+  what: string,
+  done: () => boolean,
+  ms = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  await Promise.all(
+    consumers.map(async (c, i) => {
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
+        sinks[i].push(...(await c.poll(200)));
+      }
+    }),
+  );
+}
+
+function disjointCover(assignments: string[][], all: string[]): boolean {
+  const seen = assignments.flat();
+  return (
+    seen.length === all.length && new Set(seen).size === all.length && all.every((p) => seen.includes(p))
+  );
+}
+
+describe("partition assignors (Kafka's RangeAssignor and RoundRobinAssignor)", () => {
+  const members = [
+    { memberId: "m-b", groupInstanceId: null, topics: ["t1", "t2"] },
+    { memberId: "m-a", groupInstanceId: null, topics: ["t1", "t2"] },
+    { memberId: "m-c", groupInstanceId: null, topics: ["t1"] },
+  ];
+  const counts = new Map([
+    ["t1", 5],
+    ["t2", 3],
+  ]);
+  const show = (m: Map<string, { topic: string; partition: number }[]>) =>
+    Object.fromEntries([...m].map(([k, v]) => [k, v.map(tpName)]));
+
+  test("range: per topic, consecutive ranges in member order, the first ones one more", () => {
+    assert.deepEqual(show(RANGE_ASSIGNOR.assign(counts, members)), {
+      "m-b": ["t1-2", "t1-3", "t2-2"],
+      "m-a": ["t1-0", "t1-1", "t2-0", "t2-1"],
+      "m-c": ["t1-4"],
+    });
+  });
+
+  test("roundrobin: sorted partitions dealt in member order, skipping members not subscribed", () => {
+    assert.deepEqual(show(ROUND_ROBIN_ASSIGNOR.assign(counts, members)), {
+      "m-a": ["t1-0", "t1-3", "t2-1"],
+      "m-b": ["t1-1", "t1-4", "t2-2"],
+      "m-c": ["t1-2"],
+    });
+  });
+
+  test("static members (group.instance.id) come first, by instance id", () => {
+    const out = RANGE_ASSIGNOR.assign(new Map([["t", 3]]), [
+      { memberId: "a", groupInstanceId: null, topics: ["t"] },
+      { memberId: "z", groupInstanceId: "i2", topics: ["t"] },
+      { memberId: "y", groupInstanceId: "i1", topics: ["t"] },
+    ]);
+    assert.deepEqual(show(out), { a: ["t-2"], z: ["t-1"], y: ["t-0"] });
+  });
+});
+
+describe("KafkaConsumer in a consumer group", () => {
+  test("two consumers split the partitions with no overlap and together read everything", async () => {
+    await createTopic("split", 4);
+    const all = [0, 1, 2, 3].map((p) => `split-${p}`);
+    const a = member("g-split");
+    const b = member("g-split");
+    await a.subscribe(["split"]);
+    await b.subscribe(["split"]);
+    const sinks: ConsumerRecord[][] = [[], []];
+    await pollUntil(
+      [a, b],
+      sinks,
+      "both members assigned",
+      () =>
+        disjointCover([a.assignment().map(tpName), b.assignment().map(tpName)], all) &&
+        a.assignment().length === 2,
+    );
+    assert.equal(a.groupMetadata().generationId, b.groupMetadata().generationId);
+    assert.notEqual(a.groupMetadata().memberId, b.groupMetadata().memberId);
+    await produce("split", 10, 4, "v");
+    await pollUntil([a, b], sinks, "40 records", () => sinks[0].length + sinks[1].length >= 40);
+    const mine = [new Set(a.assignment().map(tpName)), new Set(b.assignment().map(tpName))];
+    sinks.forEach((recs, i) => {
+      assert.ok(recs.length > 0, `consumer ${i} read something`);
+      for (const r of recs)
+        assert.ok(mine[i].has(`${r.topic}-${r.partition}`), `${recordId(r)} is consumer ${i}'s`);
+    });
+    const ids = [...sinks[0], ...sinks[1]].map(recordId);
+    assert.equal(ids.length, 40);
+    assert.equal(new Set(ids).size, 40, "no record read twice");
+    // The coordinator sees the same split.
+    const [g] = await groups.describeGroups(["g-split"]);
+    assert.equal(g.state, "Stable");
+    assert.equal(g.partitionAssignor, "range");
+    assert.deepEqual(
+      g.members.map((m) => m.assignment.map((tp) => `${tp.topic}-${tp.partition}`).sort()).sort(),
+      mine.map((s) => [...s].sort()).sort(),
+    );
+    await a.close();
+    // b gets everything after a left (LeaveGroup: no session timeout to wait for).
+    await pollUntil(
+      [b],
+      [[]],
+      "b owns all partitions after a left",
+      () => b.assignment().length === 4,
+      15_000,
+    );
+  });
+
+  test("commitSync then a new member of the group resumes at the committed offsets", async () => {
+    await createTopic("resume", 2);
+    await produce("resume", 10, 2, "old");
+    const a = member("g-resume", { "enable.auto.commit": "false" });
+    await a.subscribe(["resume"]);
+    const got: ConsumerRecord[][] = [[]];
+    await pollUntil([a], got, "20 records", () => got[0].length >= 20);
+    await a.commitSync();
+    const committed = await a.committed([
+      { topic: "resume", partition: 0 },
+      { topic: "resume", partition: 1 },
+    ]);
+    assert.equal(committed.get("resume-0")?.offset, 10n);
+    assert.equal(committed.get("resume-1")?.offset, 10n);
+    // An explicit commit: partition 1 back to offset 7.
+    await a.commitSync([{ topic: "resume", partition: 1, offset: 7n, metadata: "rewind" }]);
+    await a.close();
+    await produce("resume", 3, 2, "new");
+    const b = member("g-resume");
+    await b.subscribe(["resume"]);
+    const again: ConsumerRecord[][] = [[]];
+    await pollUntil([b], again, "the new records", () => again[0].length >= 3 + 6);
+    await new Promise((r) => setTimeout(r, 500));
+    again[0].push(...(await b.poll(300)));
+    const byPartition = (p: number) =>
+      again[0].filter((r) => r.partition === p).map((r) => [Number(r.offset), r.value?.toString()]);
+    assert.deepEqual(byPartition(0), [
+      [10, "new-0-0"],
+      [11, "new-0-1"],
+      [12, "new-0-2"],
+    ]);
+    assert.deepEqual(
+      byPartition(1).map(([o]) => o),
+      [7, 8, 9, 10, 11, 12],
+    );
+    // enable.auto.commit (default with a group.id): close() commits the consumed positions.
+    await b.close();
+    const c = member("g-resume");
+    const after = await c.committed([
+      { topic: "resume", partition: 0 },
+      { topic: "resume", partition: 1 },
+    ]);
+    assert.equal(after.get("resume-0")?.offset, 13n);
+    assert.equal(after.get("resume-1")?.offset, 13n);
+  });
+
+  test("a kcat -G member (range) and our consumer share the partitions without overlap", async () => {
+    await createTopic("mixed", 4);
+    const all = [0, 1, 2, 3].map((p) => `mixed-${p}`);
+    const kcat: BackgroundCommand = startCommand(KCAT, [
+      "-b",
+      broker.bootstrap,
+      "-G",
+      "g-mixed",
+      "-q",
+      "-f",
+      "%p:%o\\n",
+      "-X",
+      "partition.assignment.strategy=range",
+      "-X",
+      "auto.offset.reset=earliest",
+      "mixed",
+    ]);
+    try {
+      const ours = member("g-mixed");
+      await ours.subscribe(["mixed"]);
+      let desc: GroupDescription | undefined;
+      const sink: ConsumerRecord[][] = [[]];
+      await pollUntil([ours], sink, "kcat and our consumer share the partitions", () => {
+        groups
+          .describeGroups(["g-mixed"])
+          .then(([g]) => {
+            desc = g;
+          })
+          .catch(() => undefined);
+        return (
+          desc?.state === "Stable" &&
+          desc.members.length === 2 &&
+          disjointCover(
+            desc.members.map((m) => m.assignment.map((tp) => `${tp.topic}-${tp.partition}`)),
+            all,
+          ) &&
+          ours.assignment().length === 2
+        );
+      });
+      const ourParts = new Set(ours.assignment().map((tp) => tp.partition));
+      const kcatMember = desc!.members.find((m) => m.memberId !== ours.groupMetadata().memberId)!;
+      assert.match(kcatMember.clientId, /rdkafka/);
+      const kcatParts = new Set(kcatMember.assignment.map((tp) => tp.partition));
+      await produce("mixed", 5, 4, "m");
+      await pollUntil([ours], sink, "our 10 records", () => sink[0].length >= 10);
+      for (const r of sink[0]) assert.ok(ourParts.has(r.partition), `we read ${recordId(r)} of our own`);
+      await waitFor("kcat printed its 10 records", 20_000, async () =>
+        kcat.stdout().trim().split("\n").filter(Boolean).length >= 10 ? true : undefined,
+      );
+      const kcatLines = kcat.stdout().trim().split("\n").filter(Boolean);
+      for (const line of kcatLines) assert.ok(kcatParts.has(Number(line.split(":")[0])), `kcat read ${line}`);
+      assert.equal(sink[0].length + kcatLines.length, 20);
+    } finally {
+      await kcat.stop();
+    }
+  });
+
+  test("a member killed without LeaveGroup loses its partitions after the session timeout", async () => {
+    await createTopic("killed", 2);
+    const dist = process.env.TRIBUTARY_DIST;
+    const main = dist
+      ? pathToFileURL(resolve(dist, "src/cli/main.js")).href
+      : pathToFileURL(resolve(process.cwd(), "dist/src/cli/main.js")).href;
+    const victim = startCommand(process.execPath, [
+      "-e",
+      `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+      "console-consumer",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--topic",
+      "killed",
+      "--group",
+      "g-killed",
+      "--consumer-property",
+      "session.timeout.ms=6000",
+      "--consumer-property",
+      "heartbeat.interval.ms=500",
+    ]);
+    try {
+      await waitFor("the console consumer joined g-killed", 20_000, async () => {
+        const [g] = await groups.describeGroups(["g-killed"]);
+        return g.state === "Stable" && g.members.length === 1 ? true : undefined;
+      });
+      const ours = member("g-killed", { "session.timeout.ms": "6000" });
+      await ours.subscribe(["killed"]);
+      await pollUntil([ours], [[]], "one partition each", () => ours.assignment().length === 1);
+      const killedAt = Date.now();
+      await victim.stop("SIGKILL");
+      await pollUntil([ours], [[]], "both partitions ours", () => ours.assignment().length === 2, 30_000);
+      const took = Date.now() - killedAt;
+      assert.ok(took >= 4000, `moved after the session timeout, not before (${took} ms)`);
+      const [g] = await groups.describeGroups(["g-killed"]);
+      assert.equal(g.members.length, 1);
+      assert.equal(g.members[0].memberId, ours.groupMetadata().memberId);
+    } finally {
+      await victim.stop("SIGKILL");
+    }
+  });
+
+  test("consumer-groups --describe --members shows our consumer", async () => {
+    await createTopic("described", 3);
+    const c = member("g-described", { "client.id": "described-client" });
+    await c.subscribe(["described"]);
+    await pollUntil([c], [[]], "assigned", () => c.assignment().length === 3);
+    const dist = process.env.TRIBUTARY_DIST;
+    const argv = dist
+      ? [
+          "-e",
+          `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+        ]
+      : [resolve(process.cwd(), "bin/tributary.js")];
+    const r = await runCommand(process.execPath, [
+      ...argv,
+      "consumer-groups",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--describe",
+      "--group",
+      "g-described",
+      "--members",
+    ]);
+    assert.equal(r.code, 0, describeResult("consumer-groups --describe --members", r));
+    const line = r.stdout.split("\n").find((l) => l.includes(c.groupMetadata().memberId));
+    assert.ok(line, describeResult("our member listed", r));
+    assert.match(line, /^g-described\s+\S+\s+\/127\.0\.0\.1\s+described-client\s+3\s*$/);
+  });
+
+  test("assign() and subscribe() are exclusive; group APIs need a group.id", async () => {
+    const c = member("g-exclusive");
+    c.assign([{ topic: "split", partition: 0 }]);
+    await assert.rejects(c.subscribe(["split"]), (e: Error) => {
+      assert.ok(e instanceof IllegalStateException);
+      assert.equal(e.message, "Subscription to topics, partitions and pattern are mutually exclusive");
+      return true;
+    });
+    await c.unsubscribe();
+    await c.subscribe(["split"]);
+    assert.throws(() => c.assign([{ topic: "split", partition: 0 }]), IllegalStateException);
+    const noGroup = new KafkaConsumer({ "bootstrap.servers": broker.bootstrap });
+    open.push(noGroup);
+    await assert.rejects(noGroup.subscribe(["split"]), (e: KafkaClientError) => {
+      assert.equal(e.errorName, "INVALID_GROUP_ID");
+      assert.match(e.message, /you must provide a valid group\.id/);
+      return true;
+    });
+    await assert.rejects(noGroup.poll(10), /not subscribed to any topics or assigned any partitions/);
+  });
+});
