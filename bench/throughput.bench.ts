@@ -1,0 +1,548 @@
+// Throughput benchmark (issue 5) against the machine's limits. Run with `npm run bench` (options after
+// `--`: `--records N`, default 1000000; `--no-append` to leave docs/benchmarks.md alone, for trial runs).
+// Needs iperf3, redis-server, redis-cli and redis-benchmark on PATH; on Debian:
+//   apt-get install -y iperf3 redis-server redis-tools
+// (it says in one line what is missing instead of starting).
+//
+// In one run it measures:
+// 1. loopback TCP bandwidth: one iperf3 stream for 5 s (`iperf3 -s -1` + `iperf3 -c 127.0.0.1 -J`);
+// 2. the peer users would otherwise pick, Redis Streams: a fresh redis-server without persistence, N XADDs
+//    of 1 KiB values at pipeline 64 with redis-benchmark, then XRANGE COUNT 100 reads (bench/support/peers.ts);
+// 3. a fresh Tributary broker (test/support/broker-harness.ts, its own temporary log dir, the build this
+//    file was compiled into unless TRIBUTARY_DIST says otherwise): spawn → ApiVersions answered, then two
+//    8-partition topics created with `tributary topics --create`;
+// 4. produce: `tributary producer-perf-test` (the real executable, as a child process) sending N records of
+//    1 KiB, acks=1, batch.size=1048576, linger.ms=5, unthrottled; records/s, MB/s and latencies from its
+//    Kafka-format summary line;
+// 5. consume: `tributary consumer-perf-test --messages N` on the same topic; fetch.MB.sec and fetch.nMsg.sec
+//    from its CSV (the group join, rebalance.time.ms, is reported apart);
+// 6. latency: producer-perf-test with --throughput set to half the records/s of step 4 (same properties,
+//    the other topic, at most 30 s worth of records), its p50/p99;
+// 7. during steps 4–6: broker and client CPU (utime + stime of /proc/<pid>/stat) and RSS, sampled every
+//    200 ms and taken over the interval the tool itself measured (its start-up and shutdown left out).
+// Then it prints a table with the ratios issue 5 asks for (produce MB/s ÷ Redis XADD MB/s, consume MB/s ÷
+// loopback, …) next to the targets, and appends a dated run to "## Throughput (issue 5)" in
+// docs/benchmarks.md. MB/s is 10^6 bytes of record data per second (the perf tools print MiB/s as Kafka's
+// do; their lines are quoted as printed). The run is bounded to 5 minutes; every child process and
+// temporary directory is removed on every exit path (bench/support/child-processes.ts). Exits 1 when a
+// step failed (the table then shows what was measured).
+
+import { existsSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BrokerHarness } from "../test/support/broker-harness.js";
+import { appendRunToSection } from "./support/benchmarks-doc.js";
+import {
+  type Finished,
+  installCleanup,
+  onPath,
+  registerTempDir,
+  spawnChild,
+  tail,
+  tributaryCommand,
+} from "./support/child-processes.js";
+import { type IperfResult, iperf3Loopback, type RedisStreamsResult, redisStreams } from "./support/peers.js";
+import {
+  type ConsumerSummary,
+  consumerSummary,
+  type ProducerSummary,
+  producerSummary,
+} from "./support/perf-output.js";
+import { ProcSampler, type ProcUsage, rssKiB } from "./support/proc-sampler.js";
+
+const USAGE = "usage: throughput.bench [--records N] [--no-append]";
+const RECORD_SIZE = 1024;
+const PARTITIONS = 8;
+const TOPIC = "bench-throughput";
+const LATENCY_TOPIC = "bench-latency";
+const PRODUCER_PROPS = ["acks=1", "batch.size=1048576", "linger.ms=5"];
+const IPERF_SECONDS = 5;
+/** The latency run sends at most this many seconds' worth of records at half the max rate. */
+const LATENCY_SECONDS = 30;
+const STARTED = Date.now();
+const RUN_DEADLINE = STARTED + 5 * 60_000;
+
+function parseArgs(argv: string[]): { records: number; append: boolean } {
+  let records = 1_000_000;
+  let append = true;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--no-append") append = false;
+    else if (a === "--records") {
+      records = Number(argv[++i]);
+      if (!Number.isInteger(records) || records <= 0) fail(`--records: expected a positive integer`);
+    } else if (a === "--help" || a === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    } else fail(`unknown argument '${a}' (${USAGE})`);
+  }
+  return { records, append };
+}
+
+function fail(message: string, code = 2): never {
+  console.error(`throughput.bench: ${message}`);
+  process.exit(code);
+}
+
+const ARGV = process.argv.slice(2);
+const OPTIONS = parseArgs(ARGV);
+/** The compiled tree to run: TRIBUTARY_DIST, else the one this file was compiled into. */
+const DIST = resolve(process.env.TRIBUTARY_DIST ?? fileURLToPath(new URL("..", import.meta.url)));
+process.env.TRIBUTARY_DIST = DIST; // the broker harness starts the same build
+const REPO = process.cwd();
+
+// ---- figures ----
+
+interface Row {
+  readonly what: string;
+  readonly figure: string;
+  readonly target?: string;
+}
+const rows: Row[] = [];
+const failures: string[] = [];
+const rawLines: string[] = [];
+
+function row(what: string, figure: string, target?: string): void {
+  rows.push({ what, figure, target });
+  console.log(`  ${what}: ${figure}${target ? `  [${target}]` : ""}`);
+}
+function section(title: string): void {
+  rows.push({ what: `**${title}**`, figure: "" });
+  console.log(`\n${title}`);
+}
+function failed(what: string, e: unknown): void {
+  const msg = (e instanceof Error ? e.message : String(e)).split("\n")[0];
+  failures.push(`${what}: ${msg}`);
+  console.log(`  FAILED ${what}: ${msg}`);
+}
+
+const MB = 1e6;
+const mbs = (bytesPerSec: number): string =>
+  `${(bytesPerSec / MB).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB/s`;
+const count = (n: number): string => Math.round(n).toLocaleString("en-US");
+const mib = (kib: number): string => `${(kib / 1024).toFixed(1)} MiB`;
+const ratio = (a: number, b: number): number => a / b;
+const fmtRatio = (r: number): string => (Number.isFinite(r) ? `${r.toFixed(r < 0.1 ? 3 : 2)}×` : "n/a");
+/** "met" / "NOT met" for a figure and its target, "n/a" when the figure is missing. */
+const met = (figure: number, ok: (x: number) => boolean): string =>
+  Number.isNaN(figure) ? "n/a" : ok(figure) ? "met" : "NOT met";
+function usage(u: ProcUsage | undefined): string {
+  if (!u) return "n/a";
+  return `${u.cores.toFixed(2)} cores (${u.cpuSeconds.toFixed(1)} CPU-s in ${u.wallSeconds.toFixed(1)} s), RSS up to ${mib(u.peakRssKiB)}`;
+}
+function left(): number {
+  return RUN_DEADLINE - Date.now();
+}
+
+// ---- the machine ----
+
+function machine(): string {
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
+  return (
+    `${availableParallelism()} vCPUs (${cpus()[0]?.model.trim() ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+    `Linux ${release()}, Node.js ${process.version}; load average at start ${load}`
+  );
+}
+
+function commandLine(): string {
+  if (process.env.npm_lifecycle_event === "bench")
+    return `npm run bench${ARGV.length > 0 ? ` -- ${ARGV.join(" ")}` : ""}`;
+  const script = relative(REPO, fileURLToPath(import.meta.url));
+  return `node ${script}${ARGV.length > 0 ? ` ${ARGV.join(" ")}` : ""}`;
+}
+
+function missingPrerequisites(): string | undefined {
+  const missing = ["iperf3", "redis-server", "redis-cli", "redis-benchmark"].filter((p) => !onPath(p));
+  if (missing.length === 0) return undefined;
+  const packages = new Set(
+    missing.map((p) => (p === "iperf3" ? "iperf3" : p === "redis-server" ? "redis-server" : "redis-tools")),
+  );
+  return `missing ${missing.join(", ")} on PATH; install with: apt-get install -y ${[...packages].join(" ")}`;
+}
+
+// ---- Tributary's tools ----
+
+async function createTopic(bootstrap: string, topic: string): Promise<void> {
+  const { cmd, argv } = tributaryCommand(DIST, [
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--create",
+    "--topic",
+    topic,
+    "--partitions",
+    String(PARTITIONS),
+    "--replication-factor",
+    "1",
+  ]);
+  const r = await spawnChild(cmd, argv, { timeoutMs: 30_000, cwd: REPO }).done;
+  if (r.code !== 0)
+    throw new Error(`tributary topics --create --topic ${topic}: exit ${r.code} (${tail(r)})`);
+}
+
+interface Phase<T> {
+  readonly result: T;
+  /** Broker and tool during the tool's own measured interval. */
+  readonly broker: ProcUsage | undefined;
+  readonly client: ProcUsage | undefined;
+}
+
+/** Arrival time (Date.now()) of each stdout line of a tool. */
+type LineTimes = ReadonlyMap<string, number>;
+
+/**
+ * Runs a tool as a child process while sampling it and the broker. `parse` reads its output and returns
+ * the figures and the interval the tool measured them over ([from, to], Date.now() values), which is the
+ * window the CPU figures are taken over (the tool's start-up and shutdown are left out).
+ */
+async function sampled<T>(
+  broker: BrokerHarness,
+  args: string[],
+  timeoutMs: number,
+  parse: (r: Finished, lines: LineTimes) => { result: T; window: readonly [number, number] },
+): Promise<Phase<T>> {
+  const sampler = new ProcSampler();
+  sampler.add("broker", broker.pid!);
+  const lines = new Map<string, number>();
+  const { cmd, argv } = tributaryCommand(DIST, args);
+  const child = spawnChild(cmd, argv, {
+    timeoutMs,
+    echo: "    | ",
+    cwd: REPO,
+    onLine: (l, at) => lines.set(l.trim(), at),
+  });
+  sampler.add("client", child.pid);
+  sampler.start();
+  const r = await child.done;
+  sampler.stop();
+  if (broker.lastExit) throw new Error(`the broker exited (${JSON.stringify(broker.lastExit)})`);
+  const { result, window } = parse(r, lines);
+  return {
+    result,
+    broker: sampler.usage("broker", window[0], window[1]),
+    client: sampler.usage("client", window[0], window[1]),
+  };
+}
+
+function produceArgs(bootstrap: string, topic: string, records: number, throughput: number): string[] {
+  return [
+    "producer-perf-test",
+    "--topic",
+    topic,
+    "--num-records",
+    String(records),
+    "--record-size",
+    String(RECORD_SIZE),
+    "--throughput",
+    String(throughput),
+    "--producer-props",
+    `bootstrap.servers=${bootstrap}`,
+    ...PRODUCER_PROPS,
+  ];
+}
+
+function parseProducer(
+  records: number,
+): (r: Finished, lines: LineTimes) => { result: ProducerSummary; window: readonly [number, number] } {
+  return (r, lines) => {
+    const s = producerSummary(r.stdout);
+    if (r.code !== 0 || !s) throw new Error(`producer-perf-test: exit ${r.code ?? r.signal} (${tail(r)})`);
+    if (s.records !== records) throw new Error(`producer-perf-test sent ${s.records} of ${records} records`);
+    rawLines.push(s.line);
+    // The summary is printed as the measurement ends; it lasted records ÷ records/s.
+    const end = lines.get(s.line) ?? Date.now();
+    return { result: s, window: [end - (s.records / s.recordsPerSec) * 1000, end] };
+  };
+}
+
+function parseConsumer(
+  records: number,
+): (r: Finished) => { result: ConsumerSummary; window: readonly [number, number] } {
+  return (r) => {
+    const s = consumerSummary(r.stdout);
+    if (r.code !== 0 || !s) throw new Error(`consumer-perf-test: exit ${r.code ?? r.signal} (${tail(r)})`);
+    rawLines.push(s.line);
+    if (s.messages !== records)
+      throw new Error(`consumer-perf-test read ${s.messages} of ${records} records (${s.warning ?? ""})`);
+    // fetch.time.ms is the end of the run: the figures below leave the group join out.
+    return { result: s, window: [s.endMs - s.fetchTimeMs, s.endMs] };
+  };
+}
+
+// ---- the run ----
+
+interface Figures {
+  iperf?: IperfResult;
+  redis?: RedisStreamsResult;
+  startMs?: number;
+  idleRssKiB?: number;
+  produce?: Phase<ProducerSummary>;
+  consume?: Phase<ConsumerSummary>;
+  latency?: Phase<ProducerSummary>;
+  latencyTarget?: number;
+}
+
+async function peers(f: Figures): Promise<void> {
+  section(`loopback TCP (iperf3, one stream, ${IPERF_SECONDS} s)`);
+  try {
+    f.iperf = await iperf3Loopback(IPERF_SECONDS, 30_000);
+    row(
+      "iperf3 127.0.0.1 bandwidth",
+      mbs(f.iperf.bytesPerSecond),
+      `iperf3's CPU: sender ${f.iperf.senderCpuPercent.toFixed(0)} %, receiver ${f.iperf.receiverCpuPercent.toFixed(0)} % of a core`,
+    );
+  } catch (e) {
+    failed("iperf3", e);
+  }
+
+  section(`Redis Streams (redis-server, no persistence; ${count(OPTIONS.records)} × 1 KiB)`);
+  try {
+    const r = await redisStreams(OPTIONS.records, STARTED + 90_000, (l) => console.log(`  running ${l}`));
+    f.redis = r;
+    row(
+      `XADD, redis-benchmark -P ${r.pipeline} (Redis ${r.version})`,
+      `${count(r.xaddPerSecond)} entries/s = ${mbs(r.xaddPerSecond * r.valueBytes)} (${r.xaddWallSeconds.toFixed(1)} s)`,
+    );
+    row("  redis-server during XADD", usage(r.server));
+    row("  redis-benchmark during XADD", usage(r.client));
+    if (r.xrangeError) failed("redis XRANGE", r.xrangeError);
+    else
+      row(
+        `XRANGE s - + COUNT ${r.xrangeCount} (the same ${r.xrangeCount} entries each time), -P 16`,
+        `${count(r.xrangePerSecond * r.xrangeCount)} entries/s = ${mbs(r.xrangePerSecond * r.xrangeCount * r.valueBytes)}`,
+      );
+  } catch (e) {
+    failed("Redis Streams", e);
+  }
+}
+
+async function tributaryPhases(f: Figures): Promise<void> {
+  const records = OPTIONS.records;
+  section(
+    `Tributary (one broker, ${PARTITIONS} partitions, ${count(records)} × 1 KiB, ${PRODUCER_PROPS.join(" ")})`,
+  );
+  const t0 = performance.now();
+  const broker = await BrokerHarness.start({
+    name: "tributary-bench",
+    overrides: { "num.partitions": String(PARTITIONS) },
+  });
+  registerTempDir(broker.root);
+  try {
+    f.startMs = performance.now() - t0;
+    row(
+      "broker spawn → ApiVersions answered",
+      `${f.startMs.toFixed(0)} ms`,
+      `target ≤ 1 s: ${met(f.startMs, (x) => x <= 1000)}`,
+    );
+    await createTopic(broker.bootstrap, TOPIC);
+    await createTopic(broker.bootstrap, LATENCY_TOPIC);
+    f.idleRssKiB = rssKiB(broker.pid!);
+    row(`broker RSS, idle with 2 topics × ${PARTITIONS} partitions`, mib(f.idleRssKiB));
+
+    console.log(`  running producer-perf-test --num-records ${records} --throughput -1`);
+    try {
+      f.produce = await sampled(
+        broker,
+        produceArgs(broker.bootstrap, TOPIC, records, -1),
+        Math.max(10_000, Math.min(150_000, left() - 60_000)),
+        parseProducer(records),
+      );
+      const p = f.produce.result;
+      row(
+        "produce, unthrottled",
+        `${count(p.recordsPerSec)} records/s = ${mbs(p.recordsPerSec * RECORD_SIZE)}; latency avg ${p.avgMs} ms, p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms, max ${p.maxMs} ms`,
+      );
+      row("  broker during produce", usage(f.produce.broker));
+      row("  producer-perf-test during produce", usage(f.produce.client));
+    } catch (e) {
+      failed("produce", e);
+    }
+
+    if (f.produce) {
+      console.log(`  running consumer-perf-test --messages ${records}`);
+      try {
+        f.consume = await sampled(
+          broker,
+          [
+            "consumer-perf-test",
+            "--bootstrap-server",
+            broker.bootstrap,
+            "--topic",
+            TOPIC,
+            "--messages",
+            String(records),
+          ],
+          Math.max(10_000, Math.min(120_000, left() - 30_000)),
+          parseConsumer(records),
+        );
+        const c = f.consume.result;
+        row(
+          "consume (fetch.MB.sec, fetch.nMsg.sec: after the group join)",
+          `${count(c.fetchMessagesPerSec)} records/s = ${mbs(c.fetchMibPerSec * 2 ** 20)} (${c.fetchTimeMs} ms for ${count(c.messages)} records; group join ${c.rebalanceMs} ms before)`,
+        );
+        row("  broker during consume", usage(f.consume.broker));
+        row("  consumer-perf-test during consume", usage(f.consume.client));
+      } catch (e) {
+        failed("consume", e);
+      }
+
+      const half = Math.max(1, Math.round(f.produce.result.recordsPerSec / 2));
+      const n = Math.min(records, half * LATENCY_SECONDS);
+      f.latencyTarget = half;
+      console.log(`  running producer-perf-test --num-records ${n} --throughput ${half}`);
+      try {
+        f.latency = await sampled(
+          broker,
+          produceArgs(broker.bootstrap, LATENCY_TOPIC, n, half),
+          Math.max(5_000, Math.min(LATENCY_SECONDS * 3_000, left() - 10_000)),
+          parseProducer(n),
+        );
+        const l = f.latency.result;
+        row(
+          `produce at half the max rate (--throughput ${half}, ${count(n)} records)`,
+          `${count(l.recordsPerSec)} records/s; latency p50 ${l.p50Ms} ms, p95 ${l.p95Ms} ms, p99 ${l.p99Ms} ms, p99.9 ${l.p999Ms} ms, max ${l.maxMs} ms`,
+          `p99 target ≤ 5 ms: ${met(l.p99Ms, (x) => x <= 5)} (linger.ms=5 alone holds a record up to 5 ms)`,
+        );
+        row("  broker at half rate", usage(f.latency.broker));
+        row("  producer-perf-test at half rate", usage(f.latency.client));
+      } catch (e) {
+        failed("latency at half rate", e);
+      }
+    }
+    if (!broker.lastExit) row("broker RSS at the end", mib(rssKiB(broker.pid!)));
+    if (broker.lastExit) failures.push(`the broker exited: ${JSON.stringify(broker.lastExit)}`);
+    else {
+      const code = await broker.stop("SIGTERM", 30_000);
+      if (code !== 0) failures.push(`the broker exited with ${code} after SIGTERM`);
+    }
+  } finally {
+    await broker.close();
+  }
+}
+
+function ratios(f: Figures): void {
+  section("ratios");
+  const loop = f.iperf?.bytesPerSecond ?? Number.NaN;
+  const xadd = f.redis ? f.redis.xaddPerSecond : Number.NaN;
+  const xaddBytes = f.redis ? f.redis.xaddPerSecond * f.redis.valueBytes : Number.NaN;
+  const xrangeBytes = f.redis
+    ? f.redis.xrangePerSecond * f.redis.xrangeCount * f.redis.valueBytes
+    : Number.NaN;
+  const produceBytes = f.produce ? f.produce.result.recordsPerSec * RECORD_SIZE : Number.NaN;
+  const produceRecords = f.produce ? f.produce.result.recordsPerSec : Number.NaN;
+  const consumeBytes = f.consume ? f.consume.result.fetchMibPerSec * 2 ** 20 : Number.NaN;
+  const r1 = ratio(produceBytes, xaddBytes);
+  row("produce MB/s ÷ Redis XADD MB/s", fmtRatio(r1), `target ≥ 1.0×: ${met(r1, (x) => x >= 1)}`);
+  row("produce records/s ÷ Redis XADD entries/s", fmtRatio(ratio(produceRecords, xadd)));
+  row("produce MB/s ÷ iperf3 loopback", fmtRatio(ratio(produceBytes, loop)));
+  const r4 = ratio(consumeBytes, loop);
+  row("consume MB/s ÷ iperf3 loopback", fmtRatio(r4), `target ≥ 0.5×: ${met(r4, (x) => x >= 0.5)}`);
+  row("consume MB/s ÷ Redis XRANGE MB/s", fmtRatio(ratio(consumeBytes, xrangeBytes)));
+  if (f.latency) {
+    const p99 = f.latency.result.p99Ms;
+    row("p99 produce latency at half the max rate", `${p99} ms`, `target ≤ 5 ms: ${met(p99, (x) => x <= 5)}`);
+  }
+}
+
+function table(): string {
+  const lines = ["| measurement | figure | target / note |", "|---|---|---|"];
+  for (const r of rows)
+    lines.push(
+      r.what.startsWith("**") ? `| ${r.what} | | |` : `| ${r.what} | ${r.figure} | ${r.target ?? ""} |`,
+    );
+  return lines.join("\n");
+}
+
+const SECTION_INTRO = `
+- Command: \`npm run bench\` (builds, then runs \`node dist/bench/throughput.bench.js\`; source
+  \`bench/throughput.bench.ts\`; options after \`--\`: \`--records N\`, default 1000000; \`--no-append\` to
+  leave this file alone). It needs iperf3 and Redis: \`apt-get install -y iperf3 redis-server redis-tools\`.
+- One run measures loopback TCP bandwidth (one iperf3 stream, 5 s), Redis Streams (a fresh redis-server
+  without persistence; \`redis-benchmark -P 64 -n N XADD s '*' f <1 KiB value>\`, then \`XRANGE s - + COUNT
+  100\`), and a fresh Tributary broker: \`tributary producer-perf-test\` (N records of 1 KiB, 8 partitions,
+  acks=1, batch.size=1048576, linger.ms=5, unthrottled), \`tributary consumer-perf-test\` on the same
+  records (its fetch.MB.sec, which leaves out the group join: with Kafka's default
+  group.initial.rebalance.delay.ms that is 3 s of no fetching), and producer-perf-test at half the
+  measured records/s for the p50/p99 latency. Broker and client CPU (utime + stime) and RSS are sampled
+  from /proc every 200 ms and taken over the interval each tool measured itself (its start-up and
+  shutdown left out).
+- redis-benchmark 7.0 neither substitutes \`__data__\` nor applies \`-d\` in a custom command (it would
+  store the 8 bytes "__data__"), so the 1 KiB value is given literally and the bench checks the stored
+  entries (count and value length).
+- MB/s = 10^6 bytes of record data (values) per second; the perf tools' own lines, quoted below each
+  run, print Kafka's MB/sec, which is MiB/s. "cores" = CPU seconds per wall-clock second.
+`;
+
+function appendToDocs(f: Figures, machineLine: string): void {
+  const now = new Date();
+  const stamp = `${now.toISOString().slice(0, 10)} ${now.toISOString().slice(11, 16)} UTC`;
+  const run = [
+    `### Run of ${stamp}`,
+    "",
+    `- Command: \`${commandLine()}\``,
+    `- Machine: ${machineLine}.`,
+    `- Records: ${count(OPTIONS.records)} × ${RECORD_SIZE} B; build: ${relative(REPO, DIST) || "."}; total run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s.`,
+    f.latencyTarget ? `- Half rate: --throughput ${f.latencyTarget} records/s.` : "",
+    failures.length > 0 ? `- Failures: ${failures.join("; ")}` : "",
+    "",
+    table(),
+    "",
+    "The tools' summary lines, as printed:",
+    "",
+    "```",
+    ...rawLines,
+    "```",
+  ]
+    .filter((l, i, a) => l !== "" || a[i - 1] !== "")
+    .join("\n");
+  const doc = join(REPO, "docs/benchmarks.md");
+  appendRunToSection(doc, "## Throughput (issue 5)", SECTION_INTRO, run);
+  console.log(`\nappended this run to ${relative(REPO, doc)}`);
+}
+
+async function main(): Promise<void> {
+  installCleanup();
+  // Every step has its own deadline; this bounds the sum (cleanup runs from the exit hook).
+  setTimeout(
+    () => {
+      console.error(
+        `throughput.bench: the run deadline passed (${(RUN_DEADLINE + 30_000 - STARTED) / 1000} s); stopping`,
+      );
+      process.exit(1);
+    },
+    RUN_DEADLINE + 30_000 - Date.now(),
+  ).unref();
+  const missing = missingPrerequisites();
+  if (missing) fail(missing);
+  if (!existsSync(join(DIST, "src/cli/main.js")))
+    fail(`no compiled CLI at ${join(DIST, "src/cli/main.js")}; run \`npm run build\` first`);
+  const machineLine = machine();
+  console.log(`Throughput benchmark: ${count(OPTIONS.records)} records of ${RECORD_SIZE} B`);
+  console.log(`machine: ${machineLine}`);
+  console.log(`build: ${DIST}`);
+  if (loadavg()[0] > 0.5)
+    console.log(`note: the 1-minute load average is ${loadavg()[0].toFixed(2)}; other work shares the CPUs`);
+  const f: Figures = {};
+  await peers(f);
+  try {
+    await tributaryPhases(f);
+  } catch (e) {
+    failed("broker", e);
+  }
+  ratios(f);
+  console.log(`\n${table()}`);
+  if (rawLines.length > 0) console.log(`\n${rawLines.join("\n")}`);
+  if (failures.length > 0) {
+    console.log("\nfailures:");
+    for (const x of failures) console.log(`- ${x}`);
+    process.exitCode = 1;
+  }
+  console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
+  if (OPTIONS.append) appendToDocs(f, machineLine);
+  else console.log("--no-append: docs/benchmarks.md left alone");
+}
+
+await main();
