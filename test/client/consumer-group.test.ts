@@ -3,7 +3,8 @@
 // (positions and explicit offsets) then a new member resumes at the committed offsets; a kcat -G member
 // (librdkafka, range) and our consumer share the partitions without overlap; a member killed without
 // LeaveGroup (SIGKILL of a console-consumer --group) loses its partitions to the other after the session
-// timeout; `consumer-groups --describe --members` lists our consumer; assign()/subscribe() exclusivity.
+// timeout; `consumer-groups --describe --members` lists our consumer; after a broker restart the member
+// rediscovers its coordinator and commits again; assign()/subscribe() exclusivity.
 
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
@@ -15,7 +16,9 @@ import type { ConsumerRecord } from "../../src/client/consumer/fetcher.js";
 import { IllegalStateException, KafkaConsumer } from "../../src/client/consumer/kafka-consumer.js";
 import { RANGE_ASSIGNOR, ROUND_ROBIN_ASSIGNOR } from "../../src/client/consumer/partition-assignors.js";
 import type { KafkaClientError } from "../../src/client/errors.js";
+import { BrokerConnection } from "../../src/client/network/broker-connection.js";
 import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
+import { Apis } from "../../src/protocol/generated/api-table.js";
 import {
   type BackgroundCommand,
   BrokerHarness,
@@ -125,8 +128,8 @@ describe("partition assignors (Kafka's RangeAssignor and RoundRobinAssignor)", (
 
   test("roundrobin: sorted partitions dealt in member order, skipping members not subscribed", () => {
     assert.deepEqual(show(ROUND_ROBIN_ASSIGNOR.assign(counts, members)), {
-      "m-a": ["t1-0", "t1-3", "t2-1"],
-      "m-b": ["t1-1", "t1-4", "t2-2"],
+      "m-a": ["t1-0", "t1-3", "t2-0", "t2-2"],
+      "m-b": ["t1-1", "t1-4", "t2-1"],
       "m-c": ["t1-2"],
     });
   });
@@ -236,6 +239,40 @@ describe("KafkaConsumer in a consumer group", () => {
     assert.equal(after.get("resume-1")?.offset, 13n);
   });
 
+  test("enable.auto.commit commits before the partitions are revoked: the new owner goes on from there", async () => {
+    await createTopic("handover", 2);
+    await produce("handover", 10, 2, "old");
+    const a = member("g-handover", { "auto.commit.interval.ms": "600000" });
+    await a.subscribe(["handover"]);
+    const got: ConsumerRecord[][] = [[], []];
+    await pollUntil([a], [got[0]], "a read everything", () => got[0].length >= 20);
+    const b = member("g-handover", { "auto.commit.interval.ms": "600000" });
+    await b.subscribe(["handover"]);
+    await pollUntil(
+      [a, b],
+      got,
+      "one partition each",
+      () => a.assignment().length === 1 && b.assignment().length === 1,
+    );
+    const committed = await b.committed([
+      { topic: "handover", partition: 0 },
+      { topic: "handover", partition: 1 },
+    ]);
+    assert.equal(
+      committed.get("handover-0")?.offset,
+      10n,
+      "committed by a before its partitions were revoked",
+    );
+    assert.equal(committed.get("handover-1")?.offset, 10n);
+    await produce("handover", 2, 2, "new");
+    await pollUntil([a, b], got, "the 4 new records", () => got[0].length + got[1].length >= 24);
+    assert.ok(
+      got[1].every((r) => r.value?.toString().startsWith("new-")),
+      "b read no record a had already read",
+    );
+    assert.equal(got[1].length, 2);
+  });
+
   test("a kcat -G member (range) and our consumer share the partitions without overlap", async () => {
     await createTopic("mixed", 4);
     const all = [0, 1, 2, 3].map((p) => `mixed-${p}`);
@@ -245,6 +282,7 @@ describe("KafkaConsumer in a consumer group", () => {
       "-G",
       "g-mixed",
       "-q",
+      "-u",
       "-f",
       "%p:%o\\n",
       "-X",
@@ -361,6 +399,145 @@ describe("KafkaConsumer in a consumer group", () => {
     const line = r.stdout.split("\n").find((l) => l.includes(c.groupMetadata().memberId));
     assert.ok(line, describeResult("our member listed", r));
     assert.match(line, /^g-described\s+\S+\s+\/127\.0\.0\.1\s+described-client\s+3\s*$/);
+  });
+
+  test("coordinator failover: across a broker restart the member finds its coordinator again and goes on", async () => {
+    await createTopic("failover", 2);
+    await produce("failover", 5, 2, "before");
+    const c = member("g-failover", { "enable.auto.commit": "false" });
+    await c.subscribe(["failover"]);
+    const got: ConsumerRecord[][] = [[]];
+    await pollUntil([c], got, "10 records", () => got[0].length >= 10);
+    await c.commitSync();
+    await broker.restart();
+    await produce("failover", 3, 2, "after");
+    await pollUntil([c], got, "6 more records", () => got[0].length >= 16, 60_000);
+    assert.equal(new Set(got[0].map(recordId)).size, got[0].length, "no record read twice");
+    await c.commitSync();
+    const committed = await c.committed([
+      { topic: "failover", partition: 0 },
+      { topic: "failover", partition: 1 },
+    ]);
+    assert.equal(committed.get("failover-0")?.offset, 8n);
+    assert.equal(committed.get("failover-1")?.offset, 8n);
+    const [g] = await groups.describeGroups(["g-failover"]);
+    assert.deepEqual(
+      g.members.map((m) => m.memberId),
+      [c.groupMetadata().memberId],
+    );
+  });
+
+  test("new partitions and a subscribed topic created later are assigned (metadata.max.age.ms)", async () => {
+    await createTopic("grow", 2);
+    const c = member("g-grow", { "metadata.max.age.ms": "1000" });
+    await c.subscribe(["grow", "later"]);
+    await pollUntil([c], [[]], "the 2 partitions of grow", () => c.assignment().length === 2);
+    const [r] = await admin.createPartitions([{ topic: "grow", totalCount: 3 }]);
+    assert.equal(r.error, undefined, String(r.error));
+    await pollUntil([c], [[]], "the new partition", () => c.assignment().length === 3, 15_000);
+    await createTopic("later", 2);
+    await pollUntil([c], [[]], "the partitions of the new topic", () => c.assignment().length === 5, 15_000);
+    assert.deepEqual(c.assignment().map(tpName).sort(), ["grow-0", "grow-1", "grow-2", "later-0", "later-1"]);
+  });
+
+  test("static membership: a restarted group.instance.id member takes its place back without a rebalance", async () => {
+    await createTopic("static", 2);
+    const first = member("g-static", { "group.instance.id": "instance-1" });
+    await first.subscribe(["static"]);
+    await pollUntil([first], [[]], "assigned", () => first.assignment().length === 2);
+    const before = first.groupMetadata();
+    assert.equal(before.groupInstanceId, "instance-1");
+    await first.close(); // a static member does not send LeaveGroup
+    const [kept] = await groups.describeGroups(["g-static"]);
+    assert.equal(kept.state, "Stable");
+    assert.deepEqual(
+      kept.members.map((m) => [m.memberId, m.groupInstanceId]),
+      [[before.memberId, "instance-1"]],
+    );
+    const second = member("g-static", { "group.instance.id": "instance-1" });
+    await second.subscribe(["static"]);
+    await pollUntil([second], [[]], "assigned again", () => second.assignment().length === 2);
+    const after = second.groupMetadata();
+    assert.equal(after.generationId, before.generationId, "no rebalance");
+    assert.notEqual(after.memberId, before.memberId);
+    const [g] = await groups.describeGroups(["g-static"]);
+    assert.deepEqual(
+      g.members.map((m) => [m.memberId, m.groupInstanceId]),
+      [[after.memberId, "instance-1"]],
+    );
+  });
+
+  test("partition.assignment.strategy: roundrobin when every member has it; none in common is refused", async () => {
+    await createTopic("rr", 4);
+    const a = member("g-rr", { "partition.assignment.strategy": "roundrobin,range" });
+    const b = member("g-rr", {
+      "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+    });
+    await a.subscribe(["rr"]);
+    await b.subscribe(["rr"]);
+    await pollUntil(
+      [a, b],
+      [[], []],
+      "two partitions each",
+      () => a.assignment().length === 2 && b.assignment().length === 2,
+    );
+    const [g] = await groups.describeGroups(["g-rr"]);
+    assert.equal(g.partitionAssignor, "roundrobin");
+    // Round robin over members in member-id order: the first gets 0 and 2, the second 1 and 3.
+    const [low, high] = [a, b].sort((x, y) =>
+      x.groupMetadata().memberId < y.groupMetadata().memberId ? -1 : 1,
+    );
+    assert.deepEqual(low.assignment().map(tpName).sort(), ["rr-0", "rr-2"]);
+    assert.deepEqual(high.assignment().map(tpName).sort(), ["rr-1", "rr-3"]);
+    const c = member("g-rr", { "partition.assignment.strategy": "range" });
+    await c.subscribe(["rr"]);
+    await assert.rejects(
+      (async () => {
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) await c.poll(200);
+      })(),
+      (e: KafkaClientError) => e.errorName === "INCONSISTENT_GROUP_PROTOCOL",
+    );
+    assert.throws(
+      () => member("g-rr", { "partition.assignment.strategy": "sticky" }),
+      /Invalid value sticky for configuration partition.assignment.strategy/,
+    );
+  });
+
+  test("UNKNOWN_MEMBER_ID (the member was removed): it rejoins with a new member id", async () => {
+    await createTopic("removed", 2);
+    const c = member("g-removed");
+    await c.subscribe(["removed"]);
+    await pollUntil([c], [[]], "assigned", () => c.assignment().length === 2);
+    const old = c.groupMetadata();
+    // Another client removes the member (LeaveGroup with its id, as KIP-345's admin removal does).
+    const node = await admin.cluster.findCoordinator("g-removed", "group");
+    const conn = await BrokerConnection.connect(node.host, node.port, { clientId: "remover" });
+    try {
+      const res = await conn.send(Apis.LeaveGroup, 3, {
+        groupId: "g-removed",
+        memberId: "",
+        members: [{ memberId: old.memberId, groupInstanceId: null, reason: null }],
+      });
+      assert.equal(res.errorCode, 0);
+      assert.equal(res.members[0].errorCode, 0);
+    } finally {
+      conn.close();
+    }
+    await pollUntil([c], [[]], "rejoined with a new member id", () => {
+      const now = c.groupMetadata();
+      return now.memberId !== "" && now.memberId !== old.memberId && c.assignment().length === 2;
+    });
+    assert.ok(c.groupMetadata().generationId > old.generationId);
+    // commitAsync with the new generation; the callback reports the result.
+    await produce("removed", 1, 2, "x");
+    const got: ConsumerRecord[][] = [[]];
+    await pollUntil([c], got, "2 records", () => got[0].length >= 2);
+    const error = await new Promise<Error | undefined>((res) =>
+      c.commitAsync(undefined, (_offsets, e) => res(e)),
+    );
+    assert.equal(error, undefined);
+    const committed = await c.committed([{ topic: "removed", partition: 0 }]);
+    assert.equal(committed.get("removed-0")?.offset, 1n);
   });
 
   test("assign() and subscribe() are exclusive; group APIs need a group.id", async () => {

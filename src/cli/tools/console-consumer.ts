@@ -1,12 +1,16 @@
 // `tributary console-consumer`: Kafka's kafka-console-consumer.sh with its DefaultMessageFormatter.
-// Reads --topic (every partition, or --partition with --offset earliest|latest|<n>; --from-beginning
-// starts at the log start instead of the end) with Tributary's KafkaConsumer and prints each record:
+// Reads --topic in a consumer group (subscribe): --group (or group.id in --consumer-property /
+// --consumer.config, which must agree), else a random "console-consumer-NNNNN" group with
+// enable.auto.commit=false unless set, as Kafka's ConsoleConsumerOptions; a group's committed offsets
+// win, else auto.offset.reset (--from-beginning: earliest, default latest; an explicit auto.offset.reset
+// that conflicts with --from-beginning is refused). --partition assigns that one partition (--offset
+// earliest|latest|<n>) instead and cannot be used with a group. Each record prints as
 // [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][h1:v1,h2:v2 | NO_HEADERS<sep>][key<sep>]value<line
 // separator>, as selected by --property print.timestamp/print.partition/print.offset/print.headers/
 // print.key/print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal.
 // Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
-// and ends normally), then prints "Processed a total of N messages" on stderr. --group needs consumer
-// groups (issue 6) and is refused for now.
+// and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
+// consumed positions when auto-commit is on, then leaves the group.
 
 import { consumerConfigFromProperties, parseIsolationLevel } from "../../client/consumer/consumer-config.js";
 import type { ConsumerRecord } from "../../client/consumer/fetcher.js";
@@ -80,7 +84,7 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
     },
     {
       name: "group",
-      description: "The consumer group id of the consumer (needs consumer groups, which come with issue 6).",
+      description: "The consumer group id of the consumer.",
       arg: { type: "String", describedAs: "consumer group id" },
     },
   ],
@@ -111,11 +115,6 @@ export interface ConsoleConsumerOptions {
 }
 
 export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions {
-  if (args.has("group")) {
-    throw new UsageError(
-      "--group needs consumer groups, which Tributary does not support yet (read with --partition, or the whole topic without a group)",
-    );
-  }
   checkRequired(args, "bootstrap-server");
   if (!args.has("topic")) throw new UsageError("Exactly one of include/topic is required.");
   const partition = args.int("partition");
@@ -135,13 +134,48 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
       );
   }
   const configFile = args.value("consumer.config");
-  const props: Record<string, string> = configFile ? loadPropertiesFile(configFile) : {};
+  const fileProps: Record<string, string> = configFile ? loadPropertiesFile(configFile) : {};
+  const extraProps: Record<string, string> = {};
   for (const p of args.values("consumer-property")) {
     const [k, v] = parseKeyValue("--consumer-property", p);
-    props[k] = v;
+    extraProps[k] = v;
+  }
+  const props: Record<string, string> = { ...fileProps, ...extraProps };
+  // Kafka's checkConsumerGroup: every group id given must be the same; a group excludes --partition.
+  const groupIds = new Set<string>();
+  if (args.has("group")) groupIds.add(args.value("group")!);
+  if (fileProps["group.id"] !== undefined) groupIds.add(fileProps["group.id"]);
+  if (extraProps["group.id"] !== undefined) groupIds.add(extraProps["group.id"]);
+  if (groupIds.size > 1) {
+    throw new UsageError(
+      `The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: ${[
+        ...groupIds,
+      ]
+        .map((g) => `'${g}'`)
+        .join(", ")}`,
+    );
+  }
+  if (groupIds.size > 0 && partition !== undefined)
+    throw new UsageError("Options group and partition cannot be specified together.");
+  // Kafka's setAutoOffsetResetValue: an explicit auto.offset.reset wins, but must not contradict
+  // --from-beginning.
+  if (props["auto.offset.reset"] !== undefined) {
+    if (fromBeginning && props["auto.offset.reset"] !== "earliest") {
+      throw new UsageError(
+        `Can't simultaneously specify --from-beginning and 'auto.offset.reset=${props["auto.offset.reset"]}', please remove one option`,
+      );
+    }
+  } else {
+    props["auto.offset.reset"] = fromBeginning ? "earliest" : "latest";
   }
   props["bootstrap.servers"] = args.value("bootstrap-server")!;
-  props["auto.offset.reset"] = offset === "earliest" ? "earliest" : "latest";
+  if (groupIds.size === 0) {
+    props["group.id"] = `console-consumer-${Math.floor(Math.random() * 100000)}`;
+    // The generated group and its offsets are not meant to be used again.
+    if (props["enable.auto.commit"] === undefined) props["enable.auto.commit"] = "false";
+  } else {
+    props["group.id"] = [...groupIds][0];
+  }
   if (args.has("isolation-level") || props["isolation.level"] === undefined) {
     const level = args.value("isolation-level")!;
     try {
@@ -252,7 +286,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         else if (o.offset === "earliest") consumer.seekToBeginning([tp]);
         else consumer.seekToEnd([tp]);
       } else {
-        consumer.assign(partitions.map((partition) => ({ topic: o.topic, partition })));
+        await consumer.subscribe([o.topic]);
       }
       let lastData = Date.now();
       while (!stop && (o.maxMessages < 0 || count < o.maxMessages)) {

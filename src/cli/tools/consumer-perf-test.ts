@@ -2,9 +2,10 @@
 // --messages records of --topic with Tributary's KafkaConsumer and prints Kafka's header and CSV line:
 //   start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
 // with times in --date-format (default yyyy-MM-dd HH:mm:ss:SSS) and %.4f numbers; --show-detailed-stats
-// prints a "time, threadId, ..." line every --reporting-interval ms instead. Kafka's tool consumes in a
-// group (subscribe); until consumer groups exist (issue 6) every partition of the topic is assigned
-// directly, so rebalance.time.ms is 0 and --group is refused. Counts key + value bytes as Kafka does;
+// prints a "time, threadId, ..." line every --reporting-interval ms instead. Consumes in the group --group
+// (default "perf-consumer-NNNNN", as Kafka's tool) by subscribe(); rebalance.time.ms is the time from the
+// start (or from losing every partition) to getting partitions, measured by a rebalance listener as
+// Kafka's ConsumerPerfRebListener, and fetch.time.ms the rest. Counts key + value bytes as Kafka does;
 // check.crcs=false and auto.offset.reset=earliest (latest with --from-latest), as the Kafka tool sets.
 
 import { consumerConfigFromProperties } from "../../client/consumer/consumer-config.js";
@@ -74,8 +75,9 @@ export const CONSUMER_PERF_SPEC: ToolSpec = {
     },
     {
       name: "group",
-      description: "The group id to consume on (needs consumer groups, which come with issue 6).",
+      description: "The group id to consume on.",
       arg: { type: "String", describedAs: "gid" },
+      defaultValue: `perf-consumer-${Math.floor(Math.random() * 100000)}`,
     },
   ],
 };
@@ -92,11 +94,6 @@ export interface ConsumerPerfOptions {
 }
 
 export function consumerPerfOptions(args: ParsedArgs): ConsumerPerfOptions {
-  if (args.has("group")) {
-    throw new UsageError(
-      "--group needs consumer groups, which Tributary does not support yet (every partition is assigned directly)",
-    );
-  }
   checkRequired(args, "messages");
   if (!args.has("topic"))
     throw new UsageError("Exactly one of the following arguments is required: [topic], [include]");
@@ -106,6 +103,7 @@ export function consumerPerfOptions(args: ParsedArgs): ConsumerPerfOptions {
   const configFile = args.value("consumer.config");
   const props: Record<string, string> = configFile ? loadPropertiesFile(configFile) : {};
   props["bootstrap.servers"] = args.value("bootstrap-server")!;
+  props["group.id"] = args.value("group")!;
   props["max.partition.fetch.bytes"] = args.value("fetch-size")!;
   props["auto.offset.reset"] = args.has("from-latest") ? "latest" : "earliest";
   props["check.crcs"] = "false";
@@ -195,11 +193,28 @@ async function consumerPerf(o: ConsumerPerfOptions): Promise<number> {
   let bytesRead = 0;
   let lastMessagesRead = 0;
   let lastBytesRead = 0;
-  const joinTimeMs = 0;
   const startMs = Date.now();
+  // Kafka's ConsumerPerfRebListener: time without partitions, from the start or the last full revocation.
+  let joinTimeMs = 0;
+  let joinTimeMsInSingleRound = 0;
+  let joinStartMs = startMs;
+  const owned = new Set<string>();
   try {
-    const partitions = await consumer.partitionsFor(o.topic);
-    consumer.assign(partitions.map((partition) => ({ topic: o.topic, partition })));
+    await consumer.partitionsFor(o.topic);
+    await consumer.subscribe([o.topic], {
+      onPartitionsRevoked(partitions) {
+        for (const tp of partitions) owned.delete(`${tp.topic}-${tp.partition}`);
+        if (owned.size === 0) joinStartMs = Date.now();
+      },
+      onPartitionsAssigned(partitions) {
+        if (owned.size === 0) {
+          const elapsedMs = Date.now() - joinStartMs;
+          joinTimeMs += elapsedMs;
+          joinTimeMsInSingleRound += elapsedMs;
+        }
+        for (const tp of partitions) owned.add(`${tp.topic}-${tp.partition}`);
+      },
+    });
     let currentTimeMs = Date.now();
     let lastReportTimeMs = currentTimeMs;
     let lastConsumedTimeMs = currentTimeMs;
@@ -217,11 +232,12 @@ async function consumerPerf(o: ConsumerPerfOptions): Promise<number> {
             const totalMb = bytesRead / (1024 * 1024);
             const intervalMb = (bytesRead - lastBytesRead) / (1024 * 1024);
             const intervalMsgs = messagesRead - lastMessagesRead;
-            const fetchTimeMs = elapsedMs - 0;
+            const fetchTimeMs = elapsedMs - joinTimeMsInSingleRound;
             console.log(
-              `${formatDate(currentTimeMs, o.dateFormat)}, 0, ${f4(totalMb)}, ${f4((1000.0 * intervalMb) / elapsedMs)}, ${messagesRead}, ${f4((intervalMsgs / elapsedMs) * 1000.0)}, 0, ${fetchTimeMs}, ${f4(fetchTimeMs <= 0 ? 0 : (1000.0 * intervalMb) / fetchTimeMs)}, ${f4(fetchTimeMs <= 0 ? 0 : (1000.0 * intervalMsgs) / fetchTimeMs)}`,
+              `${formatDate(currentTimeMs, o.dateFormat)}, 0, ${f4(totalMb)}, ${f4((1000.0 * intervalMb) / elapsedMs)}, ${messagesRead}, ${f4((intervalMsgs / elapsedMs) * 1000.0)}, ${joinTimeMsInSingleRound}, ${fetchTimeMs}, ${f4(fetchTimeMs <= 0 ? 0 : (1000.0 * intervalMb) / fetchTimeMs)}, ${f4(fetchTimeMs <= 0 ? 0 : (1000.0 * intervalMsgs) / fetchTimeMs)}`,
             );
           }
+          joinTimeMsInSingleRound = 0;
           lastReportTimeMs = currentTimeMs;
           lastMessagesRead = messagesRead;
           lastBytesRead = bytesRead;

@@ -94,6 +94,8 @@ export abstract class AbstractCoordinator {
   ): Promise<Map<string, Buffer>>;
   /** After SyncGroup: take this member's assignment. */
   protected abstract onJoinComplete(generation: Generation, assignment: Buffer): Promise<void>;
+  /** False once the member should stop (re)joining: it is closing or no longer subscribed. */
+  protected abstract wantsMembership(): boolean;
 
   get groupId(): string {
     return this.rebalanceConfig.groupId;
@@ -184,7 +186,7 @@ export abstract class AbstractCoordinator {
   }
 
   private async joinGroupIfNeeded(): Promise<void> {
-    while (this.rejoinNeeded && !this.closed) {
+    while (this.rejoinNeeded && !this.closed && this.wantsMembership()) {
       let conn: BrokerConnection;
       try {
         conn = await this.coordinator();

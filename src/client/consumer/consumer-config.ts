@@ -40,6 +40,8 @@ export interface ConsumerConfig {
   autoCommitIntervalMs: number;
   /** Assignor names in preference order ("range", "roundrobin"). */
   partitionAssignmentStrategy: string[];
+  /** metadata.max.age.ms: how often a group member looks for partition count changes of its topics. */
+  metadataMaxAgeMs: number;
 }
 
 export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
@@ -65,6 +67,7 @@ export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
   autoCommitIntervalMs: 5000,
   // Kafka 3.x: [RangeAssignor, CooperativeStickyAssignor]; the cooperative protocol is not implemented.
   partitionAssignmentStrategy: ["range"],
+  metadataMaxAgeMs: 300000,
 };
 
 /** partition.assignment.strategy: a list of assignor names or Kafka class names. */
@@ -187,6 +190,9 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
       }
       case "auto.commit.interval.ms":
         c.autoCommitIntervalMs = intValue(key, value, 0);
+        break;
+      case "metadata.max.age.ms":
+        c.metadataMaxAgeMs = intValue(key, value, 0);
         break;
       case "partition.assignment.strategy":
         c.partitionAssignmentStrategy = parseAssignmentStrategy(value);

@@ -6,8 +6,11 @@
 // positions are committed (enable.auto.commit) and every partition revoked. Committed offsets are read
 // (OffsetFetch) for newly assigned partitions before auto.offset.reset applies; commits (OffsetCommit)
 // carry the generation and member id (generation -1 for assign()), and enable.auto.commit commits the
-// consumed positions every auto.commit.interval.ms from poll(), before a rebalance and on close.
+// consumed positions every auto.commit.interval.ms from poll(), before a rebalance and on close. Like
+// Kafka's metadata snapshot, a member rejoins when the partition count of a subscribed topic changed or a
+// subscribed topic appeared (checked every metadata.max.age.ms, every second while a topic is missing).
 
+import { Logger } from "../../common/logger.js";
 import type { TopicPartition } from "../../common/topic-partition.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
@@ -75,6 +78,11 @@ export class ConsumerCoordinator extends AbstractCoordinator {
   /** The subscription sent in the last JoinGroup: a different one needs a rejoin. */
   private joinedSubscription: ReadonlySet<string> = new Set();
   private readonly pendingAsyncCommits = new Set<Promise<void>>();
+  /** Partition counts of the subscribed topics when the assignment was made. */
+  private partitionCounts = new Map<string, number>();
+  private nextMetadataCheck = 0;
+  private closing = false;
+  private readonly log: Logger;
 
   constructor(
     private readonly config: ConsumerConfig,
@@ -93,6 +101,9 @@ export class ConsumerCoordinator extends AbstractCoordinator {
       requestTimeoutMs: config.requestTimeoutMs,
       retryBackoffMs: config.retryBackoffMs,
     });
+    this.log = new Logger("ConsumerCoordinator").withContext(
+      `Consumer clientId=${config.clientId || "consumer"}, groupId=${config.groupId}`,
+    );
     this.assignors = config.partitionAssignmentStrategy.map((n) => assignorFor(n)!);
     this.autoCommit = config.enableAutoCommit ?? true;
     this.nextAutoCommitDeadline = Date.now() + config.autoCommitIntervalMs;
@@ -110,6 +121,10 @@ export class ConsumerCoordinator extends AbstractCoordinator {
       memberId: g.memberId,
       groupInstanceId: this.config.groupInstanceId,
     };
+  }
+
+  protected wantsMembership(): boolean {
+    return !this.closing && this.subscriptions.hasAutoAssignedPartitions();
   }
 
   protected protocolType(): string {
@@ -142,11 +157,11 @@ export class ConsumerCoordinator extends AbstractCoordinator {
       try {
         await this.commitOffsetsSync(this.subscriptions.allConsumed(), this.config.defaultApiTimeoutMs);
       } catch (e) {
-        process.emitWarning(`Auto offset commit failed for group ${this.groupId}: ${(e as Error).message}`);
+        this.log.warn(`Synchronous auto-commit of offsets failed: ${(e as Error).message}`);
       }
     }
     const revoked = this.subscriptions.assignment();
-    if (revoked.length > 0) await this.listener?.onPartitionsRevoked?.(revoked);
+    if (revoked.length > 0) await this.invokeRevoked(revoked);
     this.subscriptions.assignFrom([]);
     this.onAssignmentChange(revoked);
   }
@@ -167,18 +182,43 @@ export class ConsumerCoordinator extends AbstractCoordinator {
       groupInstanceId: m.groupInstanceId,
       topics: deserializeSubscription(m.metadata).topics,
     }));
-    const topics = [...new Set(subs.flatMap((s) => s.topics))];
-    const partitionsPerTopic = new Map<string, number>();
-    if (topics.length > 0) {
-      await this.cluster.refreshMetadata(topics).catch(() => undefined);
-      for (const t of topics) {
-        const md = this.cluster.topic(t);
-        if (md && md.errorCode === ErrorCode.NONE && md.partitions.length > 0)
-          partitionsPerTopic.set(t, md.partitions.length);
-      }
-    }
+    const partitionsPerTopic = await this.partitionCountsOf([...new Set(subs.flatMap((s) => s.topics))]);
     const assignment = assignor.assign(partitionsPerTopic, subs);
     return new Map([...assignment].map(([memberId, tps]) => [memberId, serializeAssignment(tps)]));
+  }
+
+  /** Partition counts of existing topics (a fresh Metadata request). */
+  private async partitionCountsOf(topics: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (topics.length === 0) return out;
+    await this.cluster.refreshMetadata(topics);
+    for (const t of topics) {
+      const md = this.cluster.topic(t);
+      if (md && md.errorCode === ErrorCode.NONE && md.partitions.length > 0) out.set(t, md.partitions.length);
+    }
+    return out;
+  }
+
+  private scheduleMetadataCheck(): void {
+    const missing = this.partitionCounts.size < this.subscriptions.subscription().size;
+    this.nextMetadataCheck = Date.now() + (missing ? 1000 : this.config.metadataMaxAgeMs);
+  }
+
+  /** Rejoins when a subscribed topic's partition count differs from the one of the last assignment. */
+  private async maybeRequestRejoinForMetadata(): Promise<void> {
+    if (Date.now() < this.nextMetadataCheck) return;
+    const subscribed = [...this.subscriptions.subscription()];
+    let now: Map<string, number>;
+    try {
+      now = await this.partitionCountsOf(subscribed);
+    } catch {
+      this.scheduleMetadataCheck();
+      return;
+    }
+    const changed = subscribed.some((t) => now.get(t) !== this.partitionCounts.get(t));
+    this.partitionCounts = now;
+    this.scheduleMetadataCheck();
+    if (changed) this.requestRejoin();
   }
 
   protected async onJoinComplete(_generation: Generation, assignment: Buffer): Promise<void> {
@@ -186,10 +226,24 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     const assigned = deserializeAssignment(assignment).filter((tp) => subscribed.has(tp.topic));
     this.subscriptions.assignFrom(assigned);
     this.nextAutoCommitDeadline = Date.now() + this.config.autoCommitIntervalMs;
+    this.partitionCounts = await this.partitionCountsOf([...subscribed]).catch(() => this.partitionCounts);
+    this.scheduleMetadataCheck();
     try {
       await this.listener?.onPartitionsAssigned?.(assigned);
     } catch (e) {
-      process.emitWarning(`User rebalance callback threw: ${(e as Error).message}`);
+      this.log.warn(
+        `User provided listener failed on invocation of onPartitionsAssigned for partitions ${assigned.map((tp) => `${tp.topic}-${tp.partition}`).join(", ")}: ${(e as Error).message}`,
+      );
+    }
+  }
+
+  private async invokeRevoked(revoked: TopicPartition[]): Promise<void> {
+    try {
+      await this.listener?.onPartitionsRevoked?.(revoked);
+    } catch (e) {
+      this.log.warn(
+        `User provided listener failed on invocation of onPartitionsRevoked for partitions ${revoked.map((tp) => `${tp.topic}-${tp.partition}`).join(", ")}: ${(e as Error).message}`,
+      );
     }
   }
 
@@ -199,6 +253,8 @@ export class ConsumerCoordinator extends AbstractCoordinator {
    */
   async poll(deadline: number): Promise<boolean> {
     this.throwIfFatal();
+    if (this.subscriptions.hasAutoAssignedPartitions() && !this.rejoinNeededOrPending())
+      await this.maybeRequestRejoinForMetadata();
     if (this.subscriptions.hasAutoAssignedPartitions() && this.rejoinNeededOrPending()) {
       const join = this.ensureActiveGroup();
       let timer: NodeJS.Timeout | undefined;
@@ -225,7 +281,7 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     const offsets = this.subscriptions.allConsumed();
     if (offsets.length === 0) return;
     this.commitOffsetsAsync(offsets, (e) => {
-      if (e) process.emitWarning(`Asynchronous auto-commit of offsets failed: ${e.message}`);
+      if (e) this.log.warn(`Asynchronous auto-commit of offsets failed: ${e.message}`);
     });
   }
 
@@ -264,7 +320,7 @@ export class ConsumerCoordinator extends AbstractCoordinator {
         groupId: this.groupId,
         topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
         groups: [],
-        requireStable: true,
+        requireStable: version >= 7,
       });
       if (res.errorCode !== ErrorCode.NONE) {
         throw new KafkaClientError(res.errorCode, `OffsetFetch of group ${this.groupId}`);
@@ -410,24 +466,29 @@ export class ConsumerCoordinator extends AbstractCoordinator {
   async unsubscribe(): Promise<void> {
     const revoked = this.subscriptions.assignment();
     if (revoked.length > 0 && this.subscriptions.hasAutoAssignedPartitions())
-      await this.listener?.onPartitionsRevoked?.(revoked);
+      await this.invokeRevoked(revoked);
     await this.maybeLeaveGroup("the consumer unsubscribed from all topics");
     this.joinedSubscription = new Set();
   }
 
   /** close(): auto-commit the consumed positions, wait for async commits, leave the group. */
   async close(timeoutMs: number): Promise<void> {
+    this.closing = true;
     try {
       if (this.autoCommit) {
         try {
           await this.commitOffsetsSync(this.subscriptions.allConsumed(), timeoutMs);
         } catch (e) {
-          process.emitWarning(`Auto offset commit failed for group ${this.groupId}: ${(e as Error).message}`);
+          this.log.warn(`Synchronous auto-commit of offsets failed: ${(e as Error).message}`);
         }
       }
       await Promise.all(this.pendingAsyncCommits);
-      if (this.subscriptions.hasAutoAssignedPartitions())
+      if (this.subscriptions.hasAutoAssignedPartitions()) {
+        // Kafka's onLeavePrepare: the listener hears of the revocation before the member leaves.
+        const owned = this.subscriptions.assignment();
+        if (owned.length > 0) await this.invokeRevoked(owned);
         await this.maybeLeaveGroup("the consumer is being closed");
+      }
     } finally {
       this.closeCoordinator();
     }

@@ -26,7 +26,12 @@ import {
   type TopicPartitionOffset,
 } from "./consumer-coordinator.js";
 import { type ConsumerRecord, Fetcher } from "./fetcher.js";
-import { IllegalStateException, type OffsetResetStrategy, SubscriptionState } from "./subscription-state.js";
+import {
+  IllegalStateException,
+  type OffsetResetStrategy,
+  SUBSCRIPTION_EXCEPTION_MESSAGE,
+  SubscriptionState,
+} from "./subscription-state.js";
 
 export {
   CommitFailedException,
@@ -37,6 +42,11 @@ export {
 } from "./consumer-coordinator.js";
 export type { ConsumerRecord } from "./fetcher.js";
 export { IllegalStateException } from "./subscription-state.js";
+
+/** Kafka's IllegalArgumentException (a bad argument, e.g. an empty topic name). */
+export class IllegalArgumentException extends Error {
+  override readonly name = "IllegalArgumentException";
+}
 
 /** Kafka's InvalidGroupIdException message for group APIs used without a group.id. */
 const NO_GROUP_ID =
@@ -88,15 +98,13 @@ export class KafkaConsumer {
     }
     for (const t of topics) {
       if (typeof t !== "string" || t.trim() === "")
-        throw new IllegalStateException(
+        throw new IllegalArgumentException(
           "Topic collection to subscribe to cannot contain null or empty topic",
         );
     }
     const coordinator = this.requireGroup();
     if (this.subscriptions.subscriptionType === "USER_ASSIGNED")
-      throw new IllegalStateException(
-        "Subscription to topics, partitions and pattern are mutually exclusive",
-      );
+      throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
     coordinator.setListener(listener);
     const wanted = new Set(topics);
     for (const tp of this.subscriptions.assignment()) {
@@ -179,9 +187,7 @@ export class KafkaConsumer {
   assign(partitions: readonly TopicPartition[]): void {
     this.checkOpen();
     if (this.subscriptions.subscriptionType === "AUTO_TOPICS")
-      throw new IllegalStateException(
-        "Subscription to topics, partitions and pattern are mutually exclusive",
-      );
+      throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
     const before = this.subscriptions.assignment();
     if (partitions.length === 0) {
       this.subscriptions.unsubscribe();

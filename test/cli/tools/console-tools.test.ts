@@ -2,7 +2,9 @@
 // broker, stdin lines in, DefaultMessageFormatter lines out (print.key/timestamp/offset/partition/
 // headers, key.separator, line.separator), cross-checked with kcat both ways (kcat reads what
 // console-producer wrote on murmur2 partitions; console-consumer reads what kcat wrote), every codec, and
-// the error paths: bad flags, missing key separator, --group, unknown topic → one line, exit 1.
+// --group (committed offsets: a second run reads only the new records; the group is listed by
+// consumer-groups while it reads), and the error paths: bad flags, missing key separator, --group with
+// --partition, conflicting group ids / auto.offset.reset, unknown topic → one line, exit 1.
 
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
@@ -50,7 +52,10 @@ function oneLineError(r: CommandResult, what: string): string {
 }
 
 before(async () => {
-  broker = await BrokerHarness.start({ name: "console-tools", overrides: { "num.partitions": "4" } });
+  broker = await BrokerHarness.start({
+    name: "console-tools",
+    overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "0" },
+  });
 });
 after(async () => {
   await broker?.close();
@@ -296,10 +301,59 @@ describe("console-consumer", () => {
     assert.equal(r.stdout, "v1\nv2\nv3\n");
   });
 
+  test("--group: reads, commits on exit, and a second run reads only the new records", async () => {
+    await produce("cc-group", "a\nb\nc\n");
+    const first = await consume("cc-group", "--group", "cg1", "--from-beginning", "--max-messages", "3");
+    assert.equal(first.code, 0, describeResult("console-consumer --group", first));
+    assert.deepEqual(first.stdout.split("\n").filter(Boolean).sort(), ["a", "b", "c"]);
+    assert.match(first.stderr, /Processed a total of 3 messages\n$/);
+    await produce("cc-group", "d\ne\n");
+    // Committed offsets win over --from-beginning (auto.offset.reset only applies without them).
+    const second = await consume("cc-group", "--group", "cg1", "--from-beginning", "--timeout-ms", "3000");
+    assert.equal(second.code, 0, describeResult("console-consumer --group, second run", second));
+    assert.deepEqual(second.stdout.split("\n").filter(Boolean).sort(), ["d", "e"]);
+    assert.match(second.stderr, /Processed a total of 2 messages\n$/);
+    const describe = await tributary([
+      "consumer-groups",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--describe",
+      "--group",
+      "cg1",
+    ]);
+    assert.equal(describe.code, 0, describeResult("consumer-groups --describe", describe));
+    const lags = describe.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("cg1 "))
+      .map((l) => l.split(/\s+/).slice(1, 6));
+    assert.equal(lags.length, 4, describe.stdout);
+    const total = (i: number) => lags.reduce((n, l) => n + (l[i] === "-" ? 0 : Number(l[i])), 0);
+    assert.equal(total(2), 5, "CURRENT-OFFSET sums to every record read");
+    assert.equal(total(4), 0, "no LAG");
+    // Without --group: a fresh random group, so --from-beginning reads everything again, and commits
+    // nothing (enable.auto.commit=false).
+    const fresh = await consume("cc-group", "--from-beginning", "--max-messages", "5");
+    assert.deepEqual(fresh.stdout.split("\n").filter(Boolean).sort(), ["a", "b", "c", "d", "e"]);
+  });
+
   test("errors: one line, exit 1", async () => {
-    assert.match(
-      oneLineError(await consume("cc", "--group", "g1"), "--group"),
-      /--group needs consumer groups/,
+    assert.equal(
+      oneLineError(await consume("cc", "--group", "g1", "--partition", "0"), "--group with --partition"),
+      "Options group and partition cannot be specified together.",
+    );
+    assert.equal(
+      oneLineError(
+        await consume("cc", "--group", "g1", "--consumer-property", "group.id=g2"),
+        "two group ids",
+      ),
+      "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: 'g1', 'g2'",
+    );
+    assert.equal(
+      oneLineError(
+        await consume("cc", "--from-beginning", "--consumer-property", "auto.offset.reset=latest"),
+        "conflicting reset",
+      ),
+      "Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest', please remove one option",
     );
     assert.equal(
       oneLineError(await consume("cc", "--offset", "3"), "offset without partition"),

@@ -1,6 +1,8 @@
 // `tributary consumer-perf-test` against a real broker: ConsumerPerformance's header and CSV line
 // (yyyy-MM-dd HH:mm:ss:SSS dates, %.4f numbers, key + value bytes counted), --show-detailed-stats
-// lines, the timeout WARNING, and bad flags → one line, exit 1.
+// lines, the timeout WARNING, --group (rebalance.time.ms is the real time to get partitions, here at least
+// the broker's group.initial.rebalance.delay.ms; the group's commits make a second run find nothing new),
+// and bad flags → one line, exit 1.
 
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
@@ -35,7 +37,10 @@ const HEADER =
   "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec";
 
 before(async () => {
-  broker = await BrokerHarness.start({ name: "consumer-perf", overrides: { "num.partitions": "4" } });
+  broker = await BrokerHarness.start({
+    name: "consumer-perf",
+    overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "500" },
+  });
   const p = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "5" });
   const sends = [];
   // 4000 records of 1 KiB value + 4-byte key: 4000 * 1028 bytes.
@@ -64,11 +69,42 @@ describe("consumer-perf-test", () => {
     assert.equal(lines.length, 2, r.stdout);
     assert.equal(lines[0], HEADER);
     const m = new RegExp(
-      `^(${DATE}), (${DATE}), (${NUM}), ${NUM}, (\\d+), ${NUM}, 0, (\\d+), ${NUM}, ${NUM}$`,
+      `^(${DATE}), (${DATE}), (${NUM}), ${NUM}, (\\d+), ${NUM}, (\\d+), (\\d+), ${NUM}, ${NUM}$`,
     ).exec(lines[1]);
     assert.ok(m, lines[1]);
     assert.equal(m[3], ((4000 * 1028) / (1024 * 1024)).toFixed(4));
     assert.equal(m[4], "4000");
+    assert.ok(Number(m[5]) >= 500, `rebalance.time.ms ${m[5]} includes the initial rebalance delay`);
+  });
+
+  test("--group: the group's committed offsets carry over to the next run", async () => {
+    const run = (timeout: string) =>
+      tributary([
+        "consumer-perf-test",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--topic",
+        "cperf",
+        "--messages",
+        "4000",
+        "--group",
+        "perf-group",
+        "--timeout",
+        timeout,
+        "--hide-header",
+      ]);
+    const first = await run("10000");
+    assert.equal(first.code, 0, describeResult("consumer-perf-test --group", first));
+    const m = new RegExp(
+      `^(${DATE}), (${DATE}), ${NUM}, ${NUM}, 4000, ${NUM}, (\\d+), (\\d+), ${NUM}, ${NUM}$`,
+    ).exec(first.stdout.trim());
+    assert.ok(m, first.stdout);
+    assert.ok(Number(m[3]) >= 500, `rebalance.time.ms ${m[3]}`);
+    const second = await run("1000");
+    assert.equal(second.code, 0, describeResult("consumer-perf-test --group, second run", second));
+    const lines = second.stdout.trim().split("\n");
+    assert.match(lines[0], /^WARNING: Exiting before consuming the expected number of messages/);
+    assert.match(lines[1], new RegExp(`^${DATE}, ${DATE}, 0\\.0000, ${NUM}, 0, `));
   });
 
   test("--show-detailed-stats prints time, threadId, ... lines; --hide-header drops the header", async () => {
@@ -94,7 +130,7 @@ describe("consumer-perf-test", () => {
       .filter((l) => l !== "");
     assert.ok(lines.length >= 1, r.stdout);
     for (const l of lines)
-      assert.match(l, new RegExp(`^${DATE}, 0, ${NUM}, ${NUM}, \\d+, ${NUM}, 0, \\d+, ${NUM}, ${NUM}$`));
+      assert.match(l, new RegExp(`^${DATE}, 0, ${NUM}, ${NUM}, \\d+, ${NUM}, \\d+, -?\\d+, ${NUM}, ${NUM}$`));
   });
 
   test("too few messages: Kafka's WARNING after --timeout", async () => {
@@ -131,10 +167,6 @@ describe("consumer-perf-test", () => {
       [
         ["--bootstrap-server", broker.bootstrap, "--topic", "cperf", "--messages", "x"],
         /Cannot parse argument 'x' of option messages/,
-      ],
-      [
-        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf", "--messages", "1", "--group", "g"],
-        /--group needs consumer groups/,
       ],
       [
         [
