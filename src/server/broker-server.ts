@@ -42,6 +42,7 @@ import { TopicAdmin, topicAdminOptionsFrom } from "./metadata/topic-admin.js";
 import { DEFAULT_BROKER_ENTITY } from "./metadata/zk-data.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
+import { ProducerIdManager } from "./producer-id-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
@@ -243,6 +244,7 @@ export class KafkaServer {
         topicAdmin,
         replicaManager: this.replicaManager,
         groupCoordinator: this.groupCoordinator,
+        producerIdManager: new ProducerIdManager(config.brokerId, this.store),
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time);

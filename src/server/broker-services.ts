@@ -8,6 +8,7 @@ import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js"
 import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
+import type { ProducerIdManager } from "./producer-id-manager.js";
 import type { ReplicaManager } from "./replication/replica-manager.js";
 
 export interface BrokerServices {
@@ -24,4 +25,6 @@ export interface BrokerServices {
   readonly replicaManager: ReplicaManager;
   /** Consumer groups and their committed offsets (__consumer_offsets). */
   readonly groupCoordinator: GroupCoordinator;
+  /** Producer ids for InitProducerId (blocks claimed from /latest_producer_id_block). */
+  readonly producerIdManager: ProducerIdManager;
 }

@@ -627,6 +627,18 @@ export class KafkaConfig {
       logStartOffsetCheckpointIntervalMs: this.logFlushStartOffsetCheckpointIntervalMs,
       flushCheckIntervalMs: this.logFlushSchedulerIntervalMs,
       cleanerConfig: this.cleanerConfig,
+      producerIdExpirationMs: this.getInt("producer.id.expiration.ms"),
+      // Kafka's internal producer.id.expiration.check.interval.ms (not described by DescribeConfigs).
+      producerIdExpirationCheckIntervalMs: positiveIntOr(
+        this.originals.get("producer.id.expiration.check.interval.ms"),
+        600000,
+      ),
     };
   }
+}
+
+/** `value` as a positive integer, else `fallback` (for internal keys outside BROKER_CONFIG_DEFS). */
+function positiveIntOr(value: string | undefined, fallback: number): number {
+  const n = value === undefined ? Number.NaN : Number(value.trim());
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }

@@ -9,7 +9,9 @@
 // - after an unclean shutdown every segment from the one holding the recovery point on is recovered:
 //   each batch's length, magic and CRC32C is checked, the log is cut at the first invalid byte, the
 //   indexes are rebuilt, and every later segment is deleted, so offsets stay contiguous;
-// - the leader-epoch cache is re-fed from recovered batches and truncated to the new log end offset.
+// - the leader-epoch cache is re-fed from recovered batches and truncated to the new log end offset;
+// - the producer state is rebuilt: the latest readable `.snapshot` at or below the log end, then the log
+//   replayed from there (snapshots past the end are deleted; without one the whole log is replayed).
 // One INFO line per partition (WARN when something was dropped) says what happened.
 
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -30,6 +32,8 @@ import {
   timeIndexFile,
 } from "./log-file-names.js";
 import { LogSegment } from "./log-segment.js";
+import { rebuildProducerState } from "./producer-state/producer-state-loader.js";
+import type { ProducerStateManager } from "./producer-state/producer-state-manager.js";
 
 export interface LogLoadParams {
   dir: string;
@@ -42,6 +46,8 @@ export interface LogLoadParams {
   hadCleanShutdown: boolean;
   logger?: Logger;
   leaderEpochCache?: LeaderEpochFileCache;
+  /** Rebuilt to the loaded log end offset (from its snapshot, then the log). */
+  producerStateManager?: ProducerStateManager;
 }
 
 /** What loading did, for the log line and for tests. */
@@ -131,6 +137,15 @@ export class LogLoader {
     if (cache) {
       cache.truncateFromEnd(logEndOffset);
       cache.truncateFromStart(logStartOffset);
+    }
+    if (this.p.producerStateManager) {
+      rebuildProducerState(
+        this.p.producerStateManager,
+        segments,
+        logStartOffset,
+        logEndOffset,
+        time.milliseconds(),
+      );
     }
     this.logSummary(segments.length, logStartOffset, logEndOffset, recoveryPoint);
     return { segments, logStartOffset, recoveryPoint, logEndOffset, report: this.report };

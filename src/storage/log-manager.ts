@@ -58,6 +58,9 @@ export interface LogManagerConfig {
   readonly flushCheckIntervalMs: number;
   /** log.cleaner.* (default: Kafka's defaults; log.cleaner.enable=true, log.cleaner.backoff.ms=15000). */
   readonly cleanerConfig?: Partial<CleanerConfig>;
+  /** producer.id.expiration.ms (86400000) and producer.id.expiration.check.interval.ms (600000). */
+  readonly producerIdExpirationMs?: number;
+  readonly producerIdExpirationCheckIntervalMs?: number;
 }
 
 interface LoadedLog {
@@ -304,6 +307,8 @@ export class LogManager {
       logger,
       leaderEpochCache: LeaderEpochFileCache.load(logDir, logger),
       scheduler: this.scheduler,
+      producerIdExpirationMs: this.config.producerIdExpirationMs,
+      producerIdExpirationCheckIntervalMs: this.config.producerIdExpirationCheckIntervalMs,
     });
   }
 

@@ -44,6 +44,8 @@ import {
   PARTITION_LEADER_EPOCH_OFFSET,
   RECORD_BATCH_MAGIC,
   RECORD_BATCH_OVERHEAD,
+  type RecordBatchHeader,
+  readRecordBatchHeader,
 } from "../protocol/records/index.js";
 import type { LogConfig } from "./log-config.js";
 import { logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from "./log-file-names.js";
@@ -295,6 +297,12 @@ export class LogSegment {
       maxTimestamp: h.readBigInt64BE(MAX_TIMESTAMP_OFFSET),
       partitionLeaderEpoch: h.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET),
     };
+  }
+
+  /** The whole v2 header (producer id, epoch, sequence, attributes) of the batch at `position`. */
+  readFullBatchHeader(position: number, end = this._size): RecordBatchHeader | undefined {
+    if (this.readBatchHeader(position, end) === undefined) return undefined;
+    return readRecordBatchHeader(this.header, 0);
   }
 
   /**

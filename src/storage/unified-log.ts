@@ -11,11 +11,14 @@
 // - Offsets assigned by the leader are contiguous: each batch's baseOffset is the previous lastOffset + 1.
 // - The produce and fetch paths touch batch headers only (61 bytes each); no record is decoded. The cost of
 //   a read is a binary search over segment base offsets, one index lookup and a short header scan.
+// - Producer state (producer-state/): batches with a producer id are validated against it before they are
+//   written (epoch, sequence; a retried batch is answered with its original offsets and not written again),
+//   and it follows every append, roll (snapshot), truncation, segment deletion and close (snapshot).
 
 import { mkdirSync, rmSync } from "node:fs";
 import { basename } from "node:path";
 import { Logger } from "../common/logger.js";
-import type { Scheduler } from "../common/scheduler.js";
+import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import { parseTopicPartitionDir, type TopicPartition } from "../common/topic-partition.js";
 import { KafkaError } from "../protocol/errors.js";
@@ -30,8 +33,10 @@ import {
   MAX_TIMESTAMP_OFFSET,
   MIN_BATCH_LENGTH,
   PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
   RECORD_BATCH_MAGIC,
   RECORD_BATCH_OVERHEAD,
+  readRecordBatchHeader,
   setBaseOffset,
   setMaxTimestamp,
   setPartitionLeaderEpoch,
@@ -43,6 +48,18 @@ import type { LogConfig } from "./log-config.js";
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from "./log-file-names.js";
 import { LogLoader, type LogLoadReport } from "./log-loader.js";
 import { LogSegment } from "./log-segment.js";
+import type { CompletedTxn, ProducerAppendInfo } from "./producer-state/producer-append-info.js";
+import {
+  applyProducerUpdates,
+  lastSequenceOf,
+  rebuildProducerState,
+  updateProducers,
+} from "./producer-state/producer-state-loader.js";
+import {
+  DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+  DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+  ProducerStateManager,
+} from "./producer-state/producer-state-manager.js";
 import { segmentsToDelete } from "./retention/retention-policy.js";
 
 /** ListOffsets special timestamps (Kafka's ListOffsetsRequest). */
@@ -97,6 +114,10 @@ export interface UnifiedLogOpenOptions {
   leaderEpochCache?: LeaderEpochFileCache;
   /** Runs delayed file deletions and post-roll flushes; without one they happen at once / not at all. */
   scheduler?: Scheduler;
+  /** producer.id.expiration.ms (default 86400000). */
+  producerIdExpirationMs?: number;
+  /** producer.id.expiration.check.interval.ms (default 600000). */
+  producerIdExpirationCheckIntervalMs?: number;
 }
 
 interface ValidatedBatch {
@@ -115,6 +136,7 @@ export class UnifiedLog {
   readonly topicPartition: TopicPartition;
   readonly loadReport: LogLoadReport;
   private readonly logger: Logger;
+  private readonly producerExpireCheck: ScheduledTask | undefined;
 
   private constructor(
     readonly dir: string,
@@ -124,6 +146,9 @@ export class UnifiedLog {
     readonly leaderEpochCache: LeaderEpochFileCache | undefined,
     logger: Logger | undefined,
     loaded: ReturnType<typeof LogLoader.load>,
+    /** The idempotent/transactional producers of this partition (Kafka's ProducerStateManager). */
+    readonly producerStateManager: ProducerStateManager,
+    producerIdExpirationCheckIntervalMs: number,
   ) {
     this.segmentList = loaded.segments;
     this._logStartOffset = loaded.logStartOffset;
@@ -135,11 +160,32 @@ export class UnifiedLog {
     const name = basename(dir);
     this.topicPartition = parseTopicPartitionDir(name) ?? { topic: name, partition: 0 };
     this.logger = logger ?? new Logger("kafka.log.UnifiedLog", `UnifiedLog partition=${name}, dir=${dir}`);
+    const interval = producerIdExpirationCheckIntervalMs;
+    this.producerExpireCheck = scheduler?.schedule(
+      "PeriodicProducerExpirationCheck",
+      () => {
+        this.removeExpiredProducers();
+      },
+      interval,
+      interval,
+    );
+  }
+
+  /** Drops producers idle for producer.id.expiration.ms; returns how many. */
+  removeExpiredProducers(): number {
+    if (this.closed) return 0;
+    return this.producerStateManager.removeExpiredProducers(this.time.milliseconds());
   }
 
   /** Loads (and if needed recovers) the log in `dir`, which must exist. */
   static open(dir: string, config: LogConfig, opts: UnifiedLogOpenOptions): UnifiedLog {
     mkdirSync(dir, { recursive: true });
+    const producerStateManager = new ProducerStateManager(
+      basename(dir),
+      dir,
+      { producerIdExpirationMs: opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS },
+      opts.logger,
+    );
     const loaded = LogLoader.load({
       dir,
       config,
@@ -149,8 +195,19 @@ export class UnifiedLog {
       hadCleanShutdown: opts.hadCleanShutdown,
       logger: opts.logger,
       leaderEpochCache: opts.leaderEpochCache,
+      producerStateManager,
     });
-    return new UnifiedLog(dir, config, opts.time, opts.scheduler, opts.leaderEpochCache, opts.logger, loaded);
+    return new UnifiedLog(
+      dir,
+      config,
+      opts.time,
+      opts.scheduler,
+      opts.leaderEpochCache,
+      opts.logger,
+      loaded,
+      producerStateManager,
+      opts.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+    );
   }
 
   get name(): string {
@@ -186,9 +243,9 @@ export class UnifiedLog {
       : this._highWatermark;
   }
 
-  /** Hook for transactions: the first offset of the oldest open transaction. */
+  /** The first offset of the oldest open transaction (from the producer state). */
   protected firstUnstableOffset(): bigint | undefined {
-    return undefined;
+    return this.producerStateManager.firstUnstableOffset();
   }
 
   get recoveryPoint(): bigint {
@@ -316,7 +373,42 @@ export class UnifiedLog {
     let next = firstOffset;
     let maxTimestamp = -1n;
     let shallowOffsetOfMaxTimestamp = firstOffset;
+    let updated: Map<bigint, ProducerAppendInfo> | undefined;
+    let completed: CompletedTxn[] | undefined;
     for (const b of batches) {
+      // Idempotent/transactional batches only (producer id >= 0: the high word is >= 0, no bigint read).
+      if (records.readInt32BE(b.position + PRODUCER_ID_OFFSET) >= 0) {
+        const h = readRecordBatchHeader(records, b.position);
+        const duplicate = this.producerStateManager
+          .lastEntry(h.producerId)
+          ?.findDuplicateBatch(h.producerEpoch, h.baseSequence, lastSequenceOf(h));
+        if (duplicate !== undefined) {
+          // A retry of a batch already in the log: answered with the original offsets, not written again.
+          return {
+            firstOffset: duplicate.firstOffset,
+            lastOffset: duplicate.lastOffset,
+            maxTimestamp: duplicate.timestamp,
+            shallowOffsetOfMaxTimestamp: duplicate.lastOffset,
+            logAppendTime,
+            logStartOffset: this._logStartOffset,
+            numBatches: 0,
+            validBytes: 0,
+            lastLeaderEpoch: leaderEpoch,
+          };
+        }
+        h.baseOffset = next;
+        updated ??= new Map();
+        completed ??= [];
+        const at = b;
+        updateProducers(
+          this.producerStateManager,
+          h,
+          updated,
+          "client",
+          () => records.subarray(at.position, at.position + at.size),
+          completed,
+        );
+      }
       setBaseOffset(records, b.position, next);
       setPartitionLeaderEpoch(records, b.position, leaderEpoch);
       if (logAppendTime >= 0n)
@@ -331,6 +423,8 @@ export class UnifiedLog {
     }
     const lastOffset = next - 1n;
     this.appendToSegment(records, lastOffset, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
+    if (updated !== undefined) applyProducerUpdates(this.producerStateManager, updated, completed);
+    this.producerStateManager.updateMapEndOffset(this._logEndOffset);
     if (leaderEpoch >= 0) this.maybeAssignEpoch(leaderEpoch, firstOffset);
     return {
       firstOffset,
@@ -363,7 +457,22 @@ export class UnifiedLog {
     let firstOffset = -1n;
     let lastEpoch = -1;
     const epochs: Array<{ epoch: number; offset: bigint }> = [];
+    let updated: Map<bigint, ProducerAppendInfo> | undefined;
+    let completed: CompletedTxn[] | undefined;
     for (const b of batches) {
+      if (records.readInt32BE(b.position + PRODUCER_ID_OFFSET) >= 0) {
+        updated ??= new Map();
+        completed ??= [];
+        const at = b;
+        updateProducers(
+          this.producerStateManager,
+          readRecordBatchHeader(records, b.position),
+          updated,
+          "replication",
+          () => records.subarray(at.position, at.position + at.size),
+          completed,
+        );
+      }
       const base = records.readBigInt64BE(b.position);
       const last = base + BigInt(records.readInt32BE(b.position + LAST_OFFSET_DELTA_OFFSET));
       if (base <= prevLast) {
@@ -383,6 +492,8 @@ export class UnifiedLog {
       prevLast = last;
     }
     this.appendToSegment(records, prevLast, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
+    if (updated !== undefined) applyProducerUpdates(this.producerStateManager, updated, completed);
+    this.producerStateManager.updateMapEndOffset(this._logEndOffset);
     for (const e of epochs) if (e.epoch >= 0) this.maybeAssignEpoch(e.epoch, e.offset);
     return {
       firstOffset,
@@ -540,6 +651,9 @@ export class UnifiedLog {
     });
     this.segmentList.push(seg);
     if (newOffset > this._logEndOffset) this._logEndOffset = newOffset;
+    // Kafka snapshots the producer state at every roll, named after the new segment's base offset.
+    this.producerStateManager.updateMapEndOffset(newOffset);
+    this.producerStateManager.takeSnapshot(false);
     this.logger.info(`Rolled new log segment at offset ${newOffset}`);
     // Kafka flushes the segments before the new one in the background once rolled.
     this.scheduler?.schedule("flush-log", () => this.flushIfOpen(newOffset), 0);
@@ -603,6 +717,13 @@ export class UnifiedLog {
     if (this._logStartOffset > this._logEndOffset) this._logStartOffset = this._logEndOffset;
     if (this._recoveryPoint > this._logEndOffset) this._recoveryPoint = this._logEndOffset;
     if (this._highWatermark > this._logEndOffset) this._highWatermark = this._logEndOffset;
+    rebuildProducerState(
+      this.producerStateManager,
+      this.segmentList,
+      this._logStartOffset,
+      this._logEndOffset,
+      this.time.milliseconds(),
+    );
     this.logger.info(`Truncated log to offset ${targetOffset}, log end offset ${this._logEndOffset}`);
     return true;
   }
@@ -626,6 +747,7 @@ export class UnifiedLog {
     this._recoveryPoint = newOffset;
     this._highWatermark = newOffset;
     this.leaderEpochCache?.clearAndFlush();
+    this.producerStateManager.truncateFullyAndStartAt(newOffset);
     this.logger.info(`Truncated the whole log and restarted at offset ${newOffset}`);
   }
 
@@ -645,6 +767,7 @@ export class UnifiedLog {
     this._logStartOffset = newLogStartOffset;
     this.leaderEpochCache?.truncateFromStart(newLogStartOffset);
     if (this._recoveryPoint < newLogStartOffset) this._recoveryPoint = newLogStartOffset;
+    this.producerStateManager.onLogStartOffsetIncremented(newLogStartOffset);
     this.logger.info(`Incremented log start offset to ${newLogStartOffset} due to ${reason}`);
     return true;
   }
@@ -715,6 +838,8 @@ export class UnifiedLog {
     if (removed.length === 0) return 0;
     this.segmentList = this.segmentList.filter((s) => !doomed.has(s) || s === active);
     this.removeSegmentFiles(removed, reason);
+    // Kafka's deleteProducerSnapshots: the snapshots named after the deleted segments go with them.
+    for (const s of removed) this.producerStateManager.removeAndDeleteSnapshot(s.baseOffset);
     const firstBase = this.segmentList[0].baseOffset;
     if (firstBase > this._logStartOffset) {
       this._logStartOffset = firstBase;
@@ -808,12 +933,20 @@ export class UnifiedLog {
   /** Closes every segment (the active one gets its final time index entry and trimmed indexes). */
   close(): void {
     if (this.closed) return;
+    this.producerExpireCheck?.cancel();
+    try {
+      this.producerStateManager.takeSnapshot(true);
+    } catch (e) {
+      // The next load rebuilds the state from the log (or an older snapshot): the log still closes.
+      this.logger.warn(`Could not write the producer snapshot at close: ${(e as Error).message}`);
+    }
     for (const s of this.segmentList) s.close();
     this.closed = true;
   }
 
   /** Closes the log and removes its directory. */
   delete(): void {
+    this.producerExpireCheck?.cancel();
     if (!this.closed) {
       for (const s of this.segmentList) s.closeHandlers();
       this.closed = true;

@@ -22,7 +22,9 @@
 //    ApiVersions at an unknown version). A connection without progress for FUZZ_STALL_MS is a hang.
 //    Admin APIs that change state (CreateTopics, DeleteTopics, DeleteRecords, AlterConfigs,
 //    IncrementalAlterConfigs, CreatePartitions) are never sent by the fuzzer (their key is rewritten to
-//    Metadata), and a valid Fetch's max_wait_ms is clamped to 500 ms (a long poll is not a hang).
+//    Metadata), a valid Fetch's max_wait_ms is clamped to 500 ms (a long poll is not a hang), and a valid
+//    JoinGroup's rebalance_timeout_ms to 1 s (it waits for the rebalance; the broker runs with
+//    group.initial.rebalance.delay.ms=0).
 //    Meanwhile a well-behaved wire client produces (acks=-1) and fetches on its own topic: every produce is
 //    acknowledged at the expected offset and everything is read back at the end. The broker's VmRSS is
 //    sampled from /proc every 250 ms: it must stay under RSS_LIMIT_MB and show no growth trend (the mean
@@ -53,6 +55,7 @@ import {
 } from "../../src/protocol/generated/messages/FetchRequest.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { defaultProduceRequest } from "../../src/protocol/generated/messages/ProduceRequest.js";
+import { Reader } from "../../src/protocol/primitives/reader.js";
 import { buildRecordBatch, decodeRecordBatches } from "../../src/protocol/records/index.js";
 import { ZERO_UUID } from "../../src/server/metadata/zk-data.js";
 import { BrokerHarness, sleep, waitFor } from "../support/broker-harness.js";
@@ -113,6 +116,7 @@ before(async () => {
     outputLimit: 16 * 1024,
     overrides: {
       "auto.create.topics.enable": "false",
+      "group.initial.rebalance.delay.ms": "0",
       "socket.request.max.bytes": String(MAX_REQUEST_BYTES),
       "log.segment.bytes": String(1024 * 1024),
       "num.partitions": "1",
@@ -892,6 +896,23 @@ class Fuzzer {
         wire.writeInt32BE(500, at);
         const again = decodeRequest(wire.subarray(4));
         assert.ok(again.ok && (again.request.body as { maxWaitMs: number }).maxWaitMs === 500);
+      }
+      const rebalanceTimeoutMs = (req.body as { rebalanceTimeoutMs?: number }).rebalanceTimeoutMs ?? 0;
+      if (
+        req.api.apiKey === ApiKey.JoinGroup &&
+        req.header.requestApiVersion >= 1 &&
+        rebalanceTimeoutMs > 1000
+      ) {
+        // A JoinGroup waits for the rebalance, as long as the group's largest rebalance timeout: not a hang
+        // either. Clamp rebalance_timeout_ms (after group_id and session_timeout_ms) to 1 s.
+        const r = new Reader(body, headerLength(body, req.headerVersion));
+        if (req.header.requestApiVersion >= 6) r.compactString();
+        else r.string();
+        wire.writeInt32BE(1000, 4 + r.pos + 4);
+        const again = decodeRequest(wire.subarray(4));
+        assert.ok(
+          again.ok && (again.request.body as { rebalanceTimeoutMs: number }).rebalanceTimeoutMs === 1000,
+        );
       }
     }
     return {

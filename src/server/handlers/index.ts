@@ -33,6 +33,7 @@ import { listGroupsHandler } from "./16-list-groups.js";
 import { createTopicsHandler } from "./19-create-topics.js";
 import { deleteTopicsHandler } from "./20-delete-topics.js";
 import { deleteRecordsHandler } from "./21-delete-records.js";
+import { initProducerIdHandler } from "./22-init-producer-id.js";
 import { offsetForLeaderEpochHandler } from "./23-offset-for-leader-epoch.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
@@ -90,6 +91,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
+  initProducerIdHandler,
   offsetForLeaderEpochHandler,
   describeConfigsHandler,
   alterConfigsHandler,

@@ -336,8 +336,11 @@ export class CleanerThread {
         const summary = this.cleaner.clean(
           log,
           { firstDirtyOffset: ltc.firstDirtyOffset, firstUncleanableOffset: ltc.firstUncleanableOffset },
-          // TODO(transactions): the producer state manager's last records of active producers.
-          { activeProducers: new Map(), isAborted: () => m.isAborted(tp) },
+          // Each active producer's last batch is kept, so its state survives a rebuild from the log.
+          {
+            activeProducers: log.producerStateManager.lastRecordsOfActiveProducers(),
+            isAborted: () => m.isAborted(tp),
+          },
         );
         endOffset = summary.endOffset;
         this.lastClean = { tp: topicPartitionKey(tp), summary };

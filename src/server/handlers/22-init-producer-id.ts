@@ -1,0 +1,52 @@
+// InitProducerId (API key 22), Kafka's KafkaApis.handleInitProducerIdRequest with
+// TransactionCoordinator.handleInitProducerId for idempotent producers:
+// - producer_id/producer_epoch must both be -1 or both be set, else INVALID_REQUEST;
+// - transactional_id null (enable.idempotence without transactions): always a new producer id from the
+//   ProducerIdManager (blocks of 1000 in /latest_producer_id_block), epoch 0, as Kafka does;
+// - transactional_id "" is INVALID_REQUEST; a transaction_timeout_ms outside (0, transaction.max.timeout.ms]
+//   is INVALID_TRANSACTION_TIMEOUT (checked only for transactional ids);
+// - any other transactional id: NOT_COORDINATOR, what Kafka answers when this broker does not own the
+//   id's __transaction_state partition. TODO(transaction coordinator): once it exists, transactional ids
+//   go to TransactionCoordinator.handleInitProducerId (epoch bump, fencing, expiration, state in
+//   __transaction_state) and this file only routes.
+// Errors carry producer_id -1 and producer_epoch -1 (Kafka's initTransactionError).
+
+import { ErrorCode, KafkaError } from "../../protocol/errors.js";
+import type { InitProducerIdRequest } from "../../protocol/generated/messages/InitProducerIdRequest.js";
+import {
+  defaultInitProducerIdResponse,
+  type InitProducerIdResponse,
+} from "../../protocol/generated/messages/InitProducerIdResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import type { Handler, HandlerRegistration } from "../handler.js";
+
+function errorResponse(errorCode: number): InitProducerIdResponse {
+  return { ...defaultInitProducerIdResponse(), errorCode, producerId: -1n, producerEpoch: -1 };
+}
+
+export function initProducerIdHandler(services: BrokerServices): HandlerRegistration {
+  const handle: Handler<InitProducerIdRequest, InitProducerIdResponse> = async (_ctx, request) => {
+    const noId = request.producerId === -1n;
+    const noEpoch = request.producerEpoch === -1;
+    if (noId !== noEpoch) return errorResponse(ErrorCode.INVALID_REQUEST);
+    const txnId = request.transactionalId;
+    if (txnId === null) {
+      try {
+        const producerId = await services.producerIdManager.generateProducerId();
+        return { ...defaultInitProducerIdResponse(), producerId, producerEpoch: 0 };
+      } catch (e) {
+        return errorResponse(e instanceof KafkaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR);
+      }
+    }
+    if (txnId.length === 0) return errorResponse(ErrorCode.INVALID_REQUEST);
+    const timeout = request.transactionTimeoutMs;
+    if (timeout <= 0 || timeout > services.config.getInt("transaction.max.timeout.ms"))
+      return errorResponse(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    return errorResponse(ErrorCode.NOT_COORDINATOR);
+  };
+  return {
+    apiKey: 22,
+    handle,
+    errorResponse: (_request: InitProducerIdRequest, _version: number, code: number) => errorResponse(code),
+  };
+}
