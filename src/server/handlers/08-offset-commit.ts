@@ -3,6 +3,7 @@
 // UNKNOWN_TOPIC_OR_PARTITION (as KafkaApis checks the metadata cache); metadata longer than
 // offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE. v1 may carry each partition's commit timestamp;
 // v2–v4 a retention time (stored as the expire timestamp of OffsetCommitValue v1); v6+ the leader epoch.
+// For a KIP-848 consumer group the generation id is the member epoch (STALE_MEMBER_EPOCH when it differs).
 
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";

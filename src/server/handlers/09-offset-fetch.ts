@@ -1,7 +1,8 @@
 // OffsetFetch (API key 9), every version 0–9: a group's committed offsets (-1 where none). v2+ may ask for
 // every partition (topics null) and carry a group-level error; v8+ ask for several groups at once. Before
 // v2 a group-level error is reported on each partition. require_stable (v7+) has nothing to wait for until
-// transactional offset commits exist (issue 7).
+// transactional offset commits exist (issue 7). v9 carries the member id and epoch, checked against a KIP-848
+// consumer group's member (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH).
 
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
@@ -42,7 +43,8 @@ export function offsetFetchHandler(services: BrokerServices): HandlerRegistratio
         const wanted =
           g.topics?.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition }))) ??
           null;
-        const r = coordinator.fetchOffsets(g.groupId, wanted);
+        const member = v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined;
+        const r = coordinator.fetchOffsets(g.groupId, wanted, member);
         response.groups.push({
           ...defaultOffsetFetchResponseGroup(),
           groupId: g.groupId,

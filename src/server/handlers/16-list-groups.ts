@@ -1,5 +1,6 @@
 // ListGroups (API key 16), every version 0–5: the groups this broker coordinates, with their protocol
-// type, state (v4+, with a state filter) and type (v5+, "classic", with a type filter).
+// type, state (v4+, with a state filter) and type (v5+, "classic" or "consumer" for KIP-848 groups, with a
+// type filter).
 
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { ListGroupsRequest } from "../../protocol/generated/messages/ListGroupsRequest.js";

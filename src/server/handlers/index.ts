@@ -43,6 +43,8 @@ import { deleteGroupsHandler } from "./42-delete-groups.js";
 import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
+import { consumerGroupHeartbeatHandler } from "./68-consumer-group-heartbeat.js";
+import { consumerGroupDescribeHandler } from "./69-consumer-group-describe.js";
 
 export type HandlerFactory = (services: BrokerServices) => HandlerRegistration;
 
@@ -101,6 +103,8 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
   describeClusterHandler,
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
 ];
 
 export function buildHandlers(services: BrokerServices): HandlerRegistration[] {

@@ -4,13 +4,26 @@
 // its GroupMetadataManager holds. Rebalances wait for every member to rejoin within the rebalance timeout
 // (a DelayedJoin), or, for a group that was Empty, out group.initial.rebalance.delay.ms (InitialDelayedJoin);
 // members that stop heartbeating within their session timeout are removed (DelayedHeartbeat). Timers come
-// from the injected Scheduler; every answer is a Kafka error code.
+// from the injected Scheduler; every answer is a Kafka error code. A group id is either classic or a KIP-848
+// consumer group (consumer-group-coordinator.ts, reached through consumerGroupHeartbeat/Describe and the
+// consumer-group branches of the offset, list and delete APIs); JoinGroup on a consumer group is
+// INCONSISTENT_GROUP_PROTOCOL, as in Kafka 3.7 without online migration.
 
 import { randomUUID } from "node:crypto";
 import { Logger } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
 import { ErrorCode } from "../../../protocol/errors.js";
+import {
+  type ConsumerGroupConfig,
+  ConsumerGroupCoordinator,
+  type ConsumerGroupHeartbeatParams,
+  type ConsumerGroupHeartbeatResult,
+  DEFAULT_CONSUMER_GROUP_CONFIG,
+  type DescribedConsumerGroup,
+  heartbeatError,
+  type TopicsImage,
+} from "./consumer-group-coordinator.js";
 import { groupSubscribedTopics } from "./consumer-protocol.js";
 import { type CommittedOffset, type GroupMetadata, offsetKey, parseOffsetKey } from "./group-metadata.js";
 import { GROUP_METADATA_TOPIC_NAME, type GroupMetadataManager } from "./group-metadata-manager.js";
@@ -31,6 +44,8 @@ export interface GroupConfig {
   readonly groupInitialRebalanceDelayMs: number;
   readonly groupMaxSize: number;
   readonly offsetMetadataMaxBytes: number;
+  /** group.consumer.* (KIP-848); Kafka's defaults when absent. */
+  readonly consumerGroup?: Partial<ConsumerGroupConfig>;
 }
 
 export interface JoinGroupParams {
@@ -98,7 +113,9 @@ type Api =
   | "fetch"
   | "describe"
   | "delete"
-  | "offset-delete";
+  | "offset-delete"
+  | "consumer-heartbeat"
+  | "consumer-describe";
 
 function joinError(memberId: string, errorCode: number): JoinGroupResult {
   return {
@@ -120,6 +137,8 @@ function syncError(errorCode: number): SyncGroupResult {
 export class GroupCoordinator {
   private readonly logger: Logger;
   private active = false;
+  /** The KIP-848 consumer groups. */
+  readonly consumerGroups: ConsumerGroupCoordinator;
 
   constructor(
     readonly brokerId: number,
@@ -134,6 +153,35 @@ export class GroupCoordinator {
     };
     groupManager.onGroupUnloaded = (g) => this.onGroupUnloaded(g);
     groupManager.subscribedTopicsOf = (g) => groupSubscribedTopics(g);
+    this.consumerGroups = new ConsumerGroupCoordinator(
+      brokerId,
+      { ...DEFAULT_CONSUMER_GROUP_CONFIG, ...config.consumerGroup },
+      groupManager,
+      scheduler,
+    );
+  }
+
+  // ---- KIP-848 ----
+
+  /** ConsumerGroupHeartbeat: validated, then run by the consumer group coordinator if the group is ours. */
+  consumerGroupHeartbeat(
+    p: ConsumerGroupHeartbeatParams,
+    topics: TopicsImage,
+  ): Promise<ConsumerGroupHeartbeatResult> {
+    if (!this.active) return Promise.resolve(heartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    const invalid = this.consumerGroups.validateRequest(p);
+    if (invalid !== null) return Promise.resolve(invalid);
+    const status = this.validateGroupStatus(p.groupId, "consumer-heartbeat");
+    if (status !== null) return Promise.resolve(heartbeatError(status));
+    return this.consumerGroups.heartbeat(p, topics);
+  }
+
+  /** ConsumerGroupDescribe of one group. */
+  consumerGroupDescribe(groupId: string): DescribedConsumerGroup {
+    const status = this.validateGroupStatus(groupId, "consumer-describe");
+    if (status !== null)
+      return { ...this.consumerGroups.describe(groupId), errorCode: status, errorMessage: null };
+    return this.consumerGroups.describe(groupId);
   }
 
   startup(): void {
@@ -206,6 +254,8 @@ export class GroupCoordinator {
   joinGroup(p: JoinGroupParams): Promise<JoinGroupResult> {
     const status = this.validateGroupStatus(p.groupId, "join");
     if (status !== null) return Promise.resolve(joinError(p.memberId, status));
+    if (this.consumerGroups.group(p.groupId) !== undefined)
+      return Promise.resolve(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
     if (
       p.sessionTimeoutMs < this.config.groupMinSessionTimeoutMs ||
       p.sessionTimeoutMs > this.config.groupMaxSessionTimeoutMs
@@ -835,6 +885,16 @@ export class GroupCoordinator {
     const all = (code: number): Map<string, number> => new Map([...offsets.keys()].map((k) => [k, code]));
     const status = this.validateGroupStatus(groupId, "commit");
     if (status !== null) return all(status);
+    const consumerGroup = this.consumerGroups.group(groupId);
+    if (consumerGroup !== undefined) {
+      return this.consumerGroups.commitOffsets(
+        consumerGroup,
+        memberId,
+        generationId,
+        offsets,
+        this.config.offsetMetadataMaxBytes,
+      );
+    }
     let group = this.groupManager.getGroup(groupId);
     if (group === undefined) {
       if (generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
@@ -867,14 +927,27 @@ export class GroupCoordinator {
     return out;
   }
 
-  /** OffsetFetch for one group: partitions null means every committed offset of the group. */
+  /**
+   * OffsetFetch for one group: partitions null means every committed offset of the group. `member` (v9) is
+   * checked against a consumer group's member epochs.
+   */
   fetchOffsets(
     groupId: string,
     partitions: ReadonlyArray<{ topic: string; partition: number }> | null,
+    member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
   ): { errorCode: number; partitions: OffsetFetchPartition[] } {
     const status = this.validateGroupStatus(groupId, "fetch");
     if (status !== null) return { errorCode: status, partitions: [] };
-    const group = this.groupManager.getGroup(groupId);
+    const consumerGroup = this.consumerGroups.group(groupId);
+    if (consumerGroup !== undefined) {
+      const invalid = this.consumerGroups.validateOffsetFetch(
+        consumerGroup,
+        member.memberId,
+        member.memberEpoch,
+      );
+      if (invalid !== null) return { errorCode: invalid, partitions: [] };
+    }
+    const group = consumerGroup ?? this.groupManager.getGroup(groupId);
     const none = (topic: string, partition: number): OffsetFetchPartition => ({
       topic,
       partition,
@@ -942,7 +1015,7 @@ export class GroupCoordinator {
     };
   }
 
-  /** ListGroups: the groups of loaded partitions, filtered by state (case-insensitive) and type ("classic"). */
+  /** ListGroups: the groups of loaded partitions, filtered by state (case-insensitive) and type. */
   listGroups(
     statesFilter: readonly string[],
     typesFilter: readonly string[],
@@ -953,17 +1026,23 @@ export class GroupCoordinator {
     if (!this.active) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
     const states = new Set(statesFilter.map((s) => s.toLowerCase()));
     const types = new Set(typesFilter.map((s) => s.toLowerCase()));
-    const groups = this.groupManager
-      .currentGroups()
-      .filter((g) => !g.is("Dead"))
-      .filter((g) => states.size === 0 || states.has(g.state.toLowerCase()))
-      .filter(() => types.size === 0 || types.has("classic"))
-      .map((g) => ({
-        groupId: g.groupId,
-        protocolType: g.protocolType ?? "",
-        state: g.state,
-        type: "classic",
-      }));
+    const groups: Array<{ groupId: string; protocolType: string; state: string; type: string }> =
+      this.groupManager
+        .currentGroups()
+        .filter((g) => !g.is("Dead"))
+        .filter((g) => states.size === 0 || states.has(g.state.toLowerCase()))
+        .filter(() => types.size === 0 || types.has("classic"))
+        .map((g) => ({
+          groupId: g.groupId,
+          protocolType: g.protocolType ?? "",
+          state: g.state,
+          type: "classic",
+        }));
+    for (const g of this.consumerGroups.listed()) {
+      if (states.size > 0 && !states.has(g.state.toLowerCase())) continue;
+      if (types.size > 0 && !types.has("consumer")) continue;
+      groups.push(g);
+    }
     return { errorCode: ErrorCode.NONE, groups };
   }
 
@@ -974,6 +1053,11 @@ export class GroupCoordinator {
       const status = this.validateGroupStatus(groupId, "delete");
       if (status !== null) {
         out.set(groupId, status);
+        continue;
+      }
+      const consumerGroup = this.consumerGroups.group(groupId);
+      if (consumerGroup !== undefined) {
+        out.set(groupId, await this.consumerGroups.deleteGroup(consumerGroup));
         continue;
       }
       const group = this.groupManager.getGroup(groupId);
@@ -1003,6 +1087,8 @@ export class GroupCoordinator {
   ): Promise<{ errorCode: number; partitions: Map<string, number> }> {
     const status = this.validateGroupStatus(groupId, "offset-delete");
     if (status !== null) return { errorCode: status, partitions: new Map() };
+    const consumerGroup = this.consumerGroups.group(groupId);
+    if (consumerGroup !== undefined) return this.consumerGroups.deleteOffsets(consumerGroup, partitions);
     const group = this.groupManager.getGroup(groupId);
     if (group === undefined || group.is("Dead"))
       return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: new Map() };

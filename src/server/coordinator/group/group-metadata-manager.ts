@@ -2,7 +2,8 @@
 // persistence (Kafka's GroupMetadataManager). Owns:
 //   - partitionFor(groupId): Kafka's Utils.abs(groupId.hashCode) % offsets.topic.num.partitions;
 //   - loading a partition when this broker becomes its leader (every batch from the log start, replaying
-//     offset commits and group metadata, tombstones removing them) — until it finishes, the partition's
+//     offset commits and group metadata, tombstones removing them; the KIP-848 records (key versions 3–8)
+//     go to the ConsumerGroupLoader the consumer group coordinator registers) — until it finishes, the partition's
 //     groups answer COORDINATOR_LOAD_IN_PROGRESS; unloading when leadership goes;
 //   - storeGroup / storeOffsets / tombstones: one record batch appended with acks=-1 (as
 //     offsets.commit.required.acks) to the group's partition, the cache updated only once it is written;
@@ -77,6 +78,16 @@ export function coordinatorAppendError(error: string): number {
   }
 }
 
+/** How the KIP-848 consumer groups (consumer-group-coordinator.ts) load with a partition. */
+export interface ConsumerGroupLoader {
+  /** A record whose key version is 3–8, in log order. */
+  replay(key: Buffer, value: Buffer | null): void;
+  /** The partition finished loading: the consumer groups take their offsets out of `offsets`. */
+  loaded(partition: number, offsets: Map<string, Map<string, CommittedOffset>>): void;
+  /** The partition (null: every partition) is no longer coordinated here. */
+  unloaded(partition: number | null): void;
+}
+
 export class GroupMetadataManager {
   private readonly groups = new Map<string, GroupMetadata>();
   /** Partitions this broker leads whose groups are loaded. */
@@ -88,6 +99,8 @@ export class GroupMetadataManager {
   onGroupLoaded: (group: GroupMetadata) => void = () => {};
   /** Called for each group dropped when a partition is unloaded. */
   onGroupUnloaded: (group: GroupMetadata) => void = () => {};
+  /** Registered by the consumer group coordinator (KIP-848 records). */
+  consumerGroupLoader: ConsumerGroupLoader | undefined;
 
   constructor(
     brokerId: number,
@@ -116,6 +129,7 @@ export class GroupMetadataManager {
   shutdown(): void {
     this.expirationTask?.cancel();
     for (const g of this.groups.values()) this.onGroupUnloaded(g);
+    this.consumerGroupLoader?.unloaded(null);
     this.groups.clear();
     this.ownedPartitions.clear();
     this.loadingPartitions.clear();
@@ -181,6 +195,7 @@ export class GroupMetadataManager {
         this.onGroupUnloaded(g);
       }
     }
+    this.consumerGroupLoader?.unloaded(partition);
   }
 
   private load(partition: number): void {
@@ -230,6 +245,8 @@ export class GroupMetadataManager {
               } else {
                 groupValues.set(key.key.group, value);
               }
+            } else if (key.kind === "consumer-group") {
+              this.consumerGroupLoader?.replay(r.key, r.value);
             }
           }
         }
@@ -242,6 +259,7 @@ export class GroupMetadataManager {
     if (!this.loadingPartitions.has(partition)) return;
     const now = BigInt(this.time.milliseconds());
     let loaded = 0;
+    this.consumerGroupLoader?.loaded(partition, offsets);
     const names = new Set([
       ...offsets.keys(),
       ...[...groupValues].filter(([, v]) => v !== null).map(([k]) => k),
@@ -288,7 +306,8 @@ export class GroupMetadataManager {
 
   // ---- persistence ----
 
-  private async append(groupId: string, records: RecordInput[]): Promise<number> {
+  /** Appends records to the group's partition; resolves with the coordinator error code. */
+  async append(groupId: string, records: RecordInput[]): Promise<number> {
     const partition = this.partitionFor(groupId);
     if (!this.ownedPartitions.has(partition)) return ErrorCode.NOT_COORDINATOR;
     const now = BigInt(this.time.milliseconds());

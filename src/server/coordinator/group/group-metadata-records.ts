@@ -3,8 +3,8 @@
 // the key struct, its value an int16 version followed by the value struct, or null (a tombstone).
 //   key version 0 or 1: OffsetCommitKey (group, topic, partition) → OffsetCommitValue
 //   key version 2:      GroupMetadataKey (group)                  → GroupMetadataValue
-//   key versions 3+:    the KIP-848 consumer-group records (read past: this coordinator runs the classic
-//                       protocol only).
+//   key versions 3–8:   the KIP-848 consumer-group records, decoded and replayed by consumer-group-records.ts
+//                       and consumer-group-coordinator.ts (kind "consumer-group" here).
 // Written versions are the ones Kafka 3.x/4.x writes: OffsetCommitKey v1, OffsetCommitValue v3 (v1 when the
 // commit carries an expire timestamp), GroupMetadataKey v2, GroupMetadataValue v3.
 
@@ -95,6 +95,7 @@ export function groupMetadataValue(group: GroupMetadata, assignments?: ReadonlyM
 export type CoordinatorRecordKey =
   | { readonly kind: "offset"; readonly version: number; readonly key: OffsetCommitKey }
   | { readonly kind: "group"; readonly version: number; readonly key: GroupMetadataKey }
+  | { readonly kind: "consumer-group"; readonly version: number }
   | { readonly kind: "other"; readonly version: number };
 
 /** Kafka's readMessageKey. Throws ProtocolDecodeError on a malformed key. */
@@ -104,6 +105,7 @@ export function readCoordinatorRecordKey(bytes: Buffer): CoordinatorRecordKey {
   if (version === 0 || version === 1)
     return { kind: "offset", version, key: readOffsetCommitKey(r, version) };
   if (version === 2) return { kind: "group", version, key: readGroupMetadataKey(r, version) };
+  if (version >= 3 && version <= 8) return { kind: "consumer-group", version };
   return { kind: "other", version };
 }
 
