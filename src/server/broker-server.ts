@@ -205,6 +205,19 @@ export class KafkaServer {
           groupInitialRebalanceDelayMs: config.getInt("group.initial.rebalance.delay.ms"),
           groupMaxSize: config.getInt("group.max.size"),
           offsetMetadataMaxBytes: config.getInt("offset.metadata.max.bytes"),
+          consumerGroup: {
+            sessionTimeoutMs: config.getInt("group.consumer.session.timeout.ms"),
+            heartbeatIntervalMs: config.getInt("group.consumer.heartbeat.interval.ms"),
+            maxSize: config.getInt("group.consumer.max.size"),
+            // Kafka takes class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor) or, in 4.0,
+            // the short names the clients send in ConsumerGroupHeartbeat.
+            assignors: config.getList("group.consumer.assignors").map((a) =>
+              a
+                .trim()
+                .replace(/^org\.apache\.kafka\.coordinator\.group\.assignor\.(\w+)Assignor$/, "$1")
+                .toLowerCase(),
+            ),
+          },
         },
         new GroupMetadataManager(
           config.brokerId,

@@ -191,6 +191,11 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "offsets.retention.check.interval.ms": long(600000, 1),
   "offsets.commit.timeout.ms": int(5000, 1),
   "offsets.commit.required.acks": short(-1),
+  // KIP-848 consumer groups (group.consumer.*)
+  "group.consumer.session.timeout.ms": int(45000, 1),
+  "group.consumer.heartbeat.interval.ms": int(5000, 1),
+  "group.consumer.max.size": int(INT_MAX, 1),
+  "group.consumer.assignors": list("uniform,range"),
   // ---- transaction coordinator ----
   "transactional.id.expiration.ms": int(604800000, 1),
   "transaction.max.timeout.ms": int(900000, 1),

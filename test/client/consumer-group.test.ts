@@ -27,6 +27,7 @@ import {
   startCommand,
   waitFor,
 } from "../support/broker-harness.js";
+import { tributaryArgv } from "../support/tributary-cli.js";
 
 const KCAT = "/usr/bin/kcat";
 let broker: BrokerHarness;
@@ -333,13 +334,8 @@ describe("KafkaConsumer in a consumer group", () => {
 
   test("a member killed without LeaveGroup loses its partitions after the session timeout", async () => {
     await createTopic("killed", 2);
-    const dist = process.env.TRIBUTARY_DIST;
-    const main = dist
-      ? pathToFileURL(resolve(dist, "src/cli/main.js")).href
-      : pathToFileURL(resolve(process.cwd(), "dist/src/cli/main.js")).href;
     const victim = startCommand(process.execPath, [
-      "-e",
-      `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
+      ...tributaryArgv([]),
       "console-consumer",
       "--bootstrap-server",
       broker.bootstrap,

@@ -10,7 +10,7 @@
 //   const [g] = await groups.describeGroups(["my-group"]);
 //   const offsets = await groups.listConsumerGroupOffsets("my-group");   // Map "topic\0partition" → offset
 
-import { Apis } from "../../protocol/generated/api-table.js";
+import { ApiKey, Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import {
   ConsumerProtocolAssignmentVersions,
@@ -177,6 +177,39 @@ export class GroupAdmin {
         try {
           return await this.atCoordinator(groupId, "DescribeGroups", async (conn, node) => {
             coordinator = node;
+            // As Kafka's admin client: ConsumerGroupDescribe first (KIP-848 groups), DescribeGroups when the
+            // broker lacks it or the group is a classic one (GROUP_ID_NOT_FOUND).
+            if (conn.brokerVersionRange(ApiKey.ConsumerGroupDescribe) !== undefined) {
+              const res = await conn.send(
+                Apis.ConsumerGroupDescribe,
+                conn.versionFor(Apis.ConsumerGroupDescribe),
+                {
+                  groupIds: [groupId],
+                  includeAuthorizedOperations: false,
+                },
+              );
+              const g = res.groups.find((x) => x.groupId === groupId);
+              if (g && g.errorCode !== ErrorCode.GROUP_ID_NOT_FOUND) {
+                if (g.errorCode !== ErrorCode.NONE) throw groupError(g.errorCode, groupId);
+                return {
+                  groupId,
+                  state: g.groupState,
+                  protocolType: "consumer",
+                  partitionAssignor: g.assignorName,
+                  coordinator: node,
+                  members: g.members.map((m) => ({
+                    memberId: m.memberId,
+                    groupInstanceId: m.instanceId,
+                    clientId: m.clientId,
+                    host: m.clientHost,
+                    assignment: m.assignment.topicPartitions.flatMap((t) =>
+                      t.partitions.map((partition) => ({ topic: t.topicName, partition })),
+                    ),
+                    subscription: m.subscribedTopicNames,
+                  })),
+                };
+              }
+            }
             const version = conn.versionFor(Apis.DescribeGroups);
             const res = await conn.send(Apis.DescribeGroups, version, {
               groups: [groupId],

@@ -4,32 +4,19 @@
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
 import kafkajs from "kafkajs";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  runCommand,
-} from "../../support/broker-harness.js";
+import { BrokerHarness, type CommandResult, describeResult } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 
 const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
 
 let broker: BrokerHarness;
 
-/** Runs `tributary <args>`: the TRIBUTARY_DIST build when set, else bin/tributary.js. */
+/** Runs `tributary <args>`. */
 function tributary(...args: string[]): Promise<CommandResult> {
-  const dist = process.env.TRIBUTARY_DIST;
-  const argv = dist
-    ? [
-        "-e",
-        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-        ...args,
-      ]
-    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
-  return runCommand(process.execPath, argv, { timeoutMs: 30_000 });
+  return runTributary(args, { timeoutMs: 30_000 });
 }
 
 function configs(...args: string[]): Promise<CommandResult> {

@@ -9,7 +9,6 @@
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
 import {
   BrokerHarness,
   type CommandResult,
@@ -17,19 +16,12 @@ import {
   readWithKcat,
   runCommand,
 } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 
 let broker: BrokerHarness;
 
 function tributary(args: string[], input = ""): Promise<CommandResult> {
-  const dist = process.env.TRIBUTARY_DIST;
-  const argv = dist
-    ? [
-        "-e",
-        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-        ...args,
-      ]
-    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
-  return runCommand(process.execPath, argv, { timeoutMs: 30_000, input });
+  return runTributary(args, { timeoutMs: 30_000, input });
 }
 
 function produce(topic: string, input: string, ...extra: string[]): Promise<CommandResult> {

@@ -5,30 +5,16 @@
 // and bad flags → one line, exit 1.
 
 import assert from "node:assert/strict";
-import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
 import { formatDate } from "../../../src/cli/tools/consumer-perf-test.js";
 import { KafkaProducer } from "../../../src/client/producer/kafka-producer.js";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  runCommand,
-} from "../../support/broker-harness.js";
+import { BrokerHarness, type CommandResult, describeResult } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 
 let broker: BrokerHarness;
 
 function tributary(args: string[]): Promise<CommandResult> {
-  const dist = process.env.TRIBUTARY_DIST;
-  const argv = dist
-    ? [
-        "-e",
-        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-        ...args,
-      ]
-    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
-  return runCommand(process.execPath, argv, { timeoutMs: 60_000 });
+  return runTributary(args, { timeoutMs: 60_000 });
 }
 
 const DATE = String.raw`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}`;

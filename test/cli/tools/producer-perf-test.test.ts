@@ -8,28 +8,19 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
 import { ProducerPerfStats } from "../../../src/cli/tools/producer-perf-test.js";
 import {
   BrokerHarness,
   type CommandResult,
   describeResult,
   readWithKcat,
-  runCommand,
 } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 
 let broker: BrokerHarness;
 
 function tributary(args: string[]): Promise<CommandResult> {
-  const dist = process.env.TRIBUTARY_DIST;
-  const argv = dist
-    ? [
-        "-e",
-        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-        ...args,
-      ]
-    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
-  return runCommand(process.execPath, argv, { timeoutMs: 60_000 });
+  return runTributary(args, { timeoutMs: 60_000 });
 }
 
 const SUMMARY =

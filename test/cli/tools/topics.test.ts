@@ -3,9 +3,7 @@
 // error paths (unknown topic, bad options, bad values) giving one line and a non-zero exit status.
 
 import assert from "node:assert/strict";
-import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
 import { AdminClient } from "../../../src/client/admin/admin-client.js";
 import {
   BrokerHarness,
@@ -13,21 +11,14 @@ import {
   describeResult,
   runCommand,
 } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 
 let broker: BrokerHarness;
 let admin: AdminClient;
 
-/** Runs `tributary <args>`: the TRIBUTARY_DIST build when set, else bin/tributary.js. */
+/** Runs `tributary <args>`. */
 function tributary(...args: string[]): Promise<CommandResult> {
-  const dist = process.env.TRIBUTARY_DIST;
-  const argv = dist
-    ? [
-        "-e",
-        `import(${JSON.stringify(pathToFileURL(resolve(dist, "src/cli/main.js")).href)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-        ...args,
-      ]
-    : [resolve(process.cwd(), "bin/tributary.js"), ...args];
-  return runCommand(process.execPath, argv, { timeoutMs: 30_000 });
+  return runTributary(args, { timeoutMs: 30_000 });
 }
 
 function topics(...args: string[]): Promise<CommandResult> {

@@ -12,6 +12,7 @@ import { Consumer, type MessagesStream } from "@platformatic/kafka";
 import type kafkajs from "kafkajs";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { BrokerHarness, sleep, withDeadline } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 import { WireClient } from "../wire-client.js";
 import { closeBounded, committedOffsets, GROUP_OVERRIDES, kafkaFor, produceTo } from "./group-support.js";
 
@@ -87,8 +88,9 @@ describe("KIP-848 consumer protocol with @platformatic/kafka", { timeout: 240_00
       groupId: GROUP,
       groupProtocol: "consumer",
       timeout: 10_000,
-      retries: 10,
-      retryDelay: 200,
+      // Long enough to ride out the broker restart of the last test on a loaded machine (~15 s).
+      retries: 60,
+      retryDelay: 250,
       maxWaitTime: 100,
     });
     const m: Member = { name, consumer, read: [], closed: false };
@@ -184,6 +186,20 @@ describe("KIP-848 consumer protocol with @platformatic/kafka", { timeout: 240_00
     await waitForSplit([3, 3], "two consumers");
     const d = await describeConsumerGroup(broker);
     assert.equal(d.assignor, "uniform");
+    // kafka-consumer-groups.sh describes it through ConsumerGroupDescribe, as Kafka's admin client does.
+    const tool = await runTributary([
+      "consumer-groups",
+      "--bootstrap-server",
+      broker.bootstrap,
+      "--describe",
+      "--group",
+      GROUP,
+      "--members",
+    ]);
+    assert.equal(tool.code, 0, tool.stderr);
+    const rows = tool.stdout.split("\n").filter((l) => l.startsWith(`${GROUP} `));
+    assert.equal(rows.length, 2, tool.stdout);
+    for (const row of rows) assert.equal(row.trim().split(/\s+/).at(-1), "3", row);
     await waitForCommitted(PER_PARTITION);
     const read = members.flatMap((m) => m.read.map(([p, o]) => `${p}:${o}`));
     assert.equal(new Set(read).size, PARTITIONS * PER_PARTITION, "every record was read");
