@@ -5,8 +5,8 @@
 //             endpoints carry the bound ports) → metadata store + cluster id → LogManager (loads and
 //             recovers logs, checks meta.properties) → metadata cache / controller / broker registration
 //             → ReplicaManager → GroupCoordinator (loads the __consumer_offsets partitions it leads as
-//             leadership arrives) → BrokerServices + request pipeline → request processing enabled.
-//   shutdown: socket server stops accepting and closes connections → GroupCoordinator → ReplicaManager (completes delayed
+//             leadership arrives) → TransactionCoordinator (likewise __transaction_state) → BrokerServices + request pipeline → request processing enabled.
+//   shutdown: socket server stops accepting and closes connections → TransactionCoordinator → GroupCoordinator → ReplicaManager (completes delayed
 //             fetches/produces, checkpoints high watermarks) → handlers still running are awaited
 //             (bounded) → controller, metadata cache, metadata store (ephemeral znodes go) → LogManager
 //             (checkpoints, `.kafka_cleanshutdown`) → scheduler. Each step runs even when an earlier one
@@ -31,6 +31,11 @@ import {
   GROUP_METADATA_TOPIC_NAME,
   GroupMetadataManager,
 } from "./coordinator/group/group-metadata-manager.js";
+import { TransactionCoordinator } from "./coordinator/transaction/transaction-coordinator.js";
+import {
+  TRANSACTION_STATE_TOPIC_NAME,
+  TransactionStateManager,
+} from "./coordinator/transaction/transaction-state-manager.js";
 import type { HandlerRegistration } from "./handler.js";
 import { buildHandlers } from "./handlers/index.js";
 import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
@@ -75,6 +80,7 @@ export class KafkaServer {
   metadataCache: MetadataCache | undefined;
   replicaManager: ReplicaManager | undefined;
   groupCoordinator: GroupCoordinator | undefined;
+  transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
   readonly metrics: BrokerMetrics;
   private metricsServer: MetricsHttpServer | undefined;
@@ -236,6 +242,38 @@ export class KafkaServer {
         this.scheduler,
       );
       this.groupCoordinator.startup();
+      const producerIdManager = new ProducerIdManager(config.brokerId, this.store);
+      const rm = this.replicaManager;
+      this.transactionCoordinator = new TransactionCoordinator(
+        config.brokerId,
+        {
+          transactionMaxTimeoutMs: config.getInt("transaction.max.timeout.ms"),
+          abortTimedOutTransactionsIntervalMs: config.getInt(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+          ),
+        },
+        new TransactionStateManager(
+          config.brokerId,
+          {
+            transactionLogNumPartitions: config.getInt("transaction.state.log.num.partitions"),
+            transactionalIdExpirationMs: config.getInt("transactional.id.expiration.ms"),
+            removeExpiredTransactionalIdsIntervalMs: config.getInt(
+              "transaction.remove.expired.transaction.cleanup.interval.ms",
+            ),
+            transactionLogLoadBufferSize: config.getInt("transaction.state.log.load.buffer.size"),
+            requestTimeoutMs: config.getInt("request.timeout.ms"),
+          },
+          rm,
+          this.time,
+          this.scheduler,
+        ),
+        () => producerIdManager.generateProducerId(),
+        (markers) => rm.appendTxnMarkers(markers),
+        (topic) => cache.hasTopic(topic),
+        this.time,
+        this.scheduler,
+      );
+      this.transactionCoordinator.startup();
       // Registered before start(): the first delta is the whole current state.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
       await cache.start();
@@ -257,7 +295,8 @@ export class KafkaServer {
         topicAdmin,
         replicaManager: this.replicaManager,
         groupCoordinator: this.groupCoordinator,
-        producerIdManager: new ProducerIdManager(config.brokerId, this.store),
+        producerIdManager,
+        transactionCoordinator: this.transactionCoordinator,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time);
@@ -351,6 +390,16 @@ export class KafkaServer {
 
   /** The group coordinator follows this broker's leadership of __consumer_offsets partitions (Kafka's onLeadershipChange). */
   private updateCoordinatorLeadership(delta: MetadataDelta): void {
+    const tc = this.transactionCoordinator;
+    if (tc !== undefined) {
+      for (const p of delta.partitions) {
+        if (p.topic !== TRANSACTION_STATE_TOPIC_NAME) continue;
+        if (p.leader === this.config.brokerId) tc.onElection(p.partition, p.leaderEpoch);
+        else tc.onResignation(p.partition);
+      }
+      for (const r of delta.removed)
+        if (r.topic === TRANSACTION_STATE_TOPIC_NAME) tc.onResignation(r.partition);
+    }
     const gc = this.groupCoordinator;
     if (gc === undefined) return;
     for (const p of delta.partitions) {
@@ -409,6 +458,8 @@ export class KafkaServer {
     if (socketServer !== undefined)
       await step("stopping the socket server", () => socketServer.stopProcessingRequests());
     for (const hook of [...this.shutdownHooks].reverse()) await step("running a shutdown hook", hook);
+    const tc = this.transactionCoordinator;
+    if (tc !== undefined) await step("shutting down the transaction coordinator", () => tc.shutdown());
     const gc = this.groupCoordinator;
     if (gc !== undefined) await step("shutting down the group coordinator", () => gc.shutdown());
     const rm = this.replicaManager;

@@ -5,6 +5,7 @@ import type { Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import type { LogManager } from "../storage/log-manager.js";
 import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
+import type { TransactionCoordinator } from "./coordinator/transaction/transaction-coordinator.js";
 import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
@@ -27,4 +28,6 @@ export interface BrokerServices {
   readonly groupCoordinator: GroupCoordinator;
   /** Producer ids for InitProducerId (blocks claimed from /latest_producer_id_block). */
   readonly producerIdManager: ProducerIdManager;
+  /** Transactional ids and their transactions (__transaction_state). */
+  readonly transactionCoordinator: TransactionCoordinator;
 }

@@ -11,7 +11,10 @@
 //   indexes are rebuilt, and every later segment is deleted, so offsets stay contiguous;
 // - the leader-epoch cache is re-fed from recovered batches and truncated to the new log end offset;
 // - the producer state is rebuilt: the latest readable `.snapshot` at or below the log end, then the log
-//   replayed from there (snapshots past the end are deleted; without one the whole log is replayed).
+//   replayed from there (snapshots past the end are deleted; without one the whole log is replayed);
+// - a recovered segment (or one whose indexes were rebuilt) gets its `.txnindex` rebuilt from its control
+//   batches: the producer state is brought to the segment's base offset, then the segment is replayed
+//   batch by batch, each ABORT marker adding its transaction (Kafka's recoverSegment).
 // One INFO line per partition (WARN when something was dropped) says what happened.
 
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -32,7 +35,10 @@ import {
   timeIndexFile,
 } from "./log-file-names.js";
 import { LogSegment } from "./log-segment.js";
-import { rebuildProducerState } from "./producer-state/producer-state-loader.js";
+import {
+  rebuildProducerState,
+  replaySegmentRebuildingTxnIndex,
+} from "./producer-state/producer-state-loader.js";
 import type { ProducerStateManager } from "./producer-state/producer-state-manager.js";
 
 export interface LogLoadParams {
@@ -82,6 +88,8 @@ export interface LoadedLog {
 
 export class LogLoader {
   private readonly logger: Logger;
+  /** Segments whose .txnindex was emptied by a recovery (rebuilt once the producer state is loaded). */
+  private readonly txnIndexReset = new Set<LogSegment>();
   private readonly report: LogLoadReport = {
     bytesTruncated: 0,
     segmentsDeleted: 0,
@@ -139,6 +147,13 @@ export class LogLoader {
       cache.truncateFromStart(logStartOffset);
     }
     if (this.p.producerStateManager) {
+      // Recovered segments' .txnindex, in offset order, each from the producer state at its base offset.
+      for (const seg of segments) {
+        if (!this.txnIndexReset.has(seg)) continue;
+        const psm = this.p.producerStateManager;
+        rebuildProducerState(psm, segments, logStartOffset, seg.baseOffset, time.milliseconds(), false);
+        replaySegmentRebuildingTxnIndex(psm, seg);
+      }
       rebuildProducerState(
         this.p.producerStateManager,
         segments,
@@ -308,6 +323,7 @@ export class LogLoader {
     const cache = feedCache ? this.p.leaderEpochCache : undefined;
     if (cache) cache.truncateFromEnd(seg.baseOffset);
     const r = seg.recover(Math.max(this.p.config.maxMessageBytes, this.p.config.segmentBytes) + 1024);
+    this.txnIndexReset.add(seg);
     if (cache) {
       for (const { epoch, startOffset } of r.epochs) {
         const latest = cache.latestEpoch();

@@ -469,7 +469,7 @@ export class LogSegment {
     this.timeIndex.maybeAppend(maxTs.timestamp, maxTs.offset, true);
     this.timeIndex.trimToValidSize();
     this.bytesSinceLastIndexEntry = validBytes - lastIndexEntry;
-    // TODO(transactions): rebuild .txnindex from control batches once producer state exists.
+    // The .txnindex is rebuilt by the LogLoader, which has the producer state (replaySegmentRebuildingTxnIndex).
     return { bytesTruncated, reason: bytesTruncated > 0 ? reason : undefined, epochs };
   }
 

@@ -14,6 +14,10 @@
 // - Producer state (producer-state/): batches with a producer id are validated against it before they are
 //   written (epoch, sequence; a retried batch is answered with its original offsets and not written again),
 //   and it follows every append, roll (snapshot), truncation, segment deletion and close (snapshot).
+// - Transactions: a transactional batch opens its producer's transaction, which holds the last stable
+//   offset at its first offset; only the coordinator origin may append control batches (COMMIT/ABORT
+//   markers), which end it; an ABORT is appended to the .txnindex of the segment holding the marker. A
+//   read_committed read stops at the LSO and collects the aborted transactions overlapping what it returns.
 
 import { mkdirSync, rmSync } from "node:fs";
 import { basename } from "node:path";
@@ -23,7 +27,9 @@ import type { Time } from "../common/time.js";
 import { parseTopicPartitionDir, type TopicPartition } from "../common/topic-partition.js";
 import { KafkaError } from "../protocol/errors.js";
 import {
+  ATTRIBUTES_OFFSET,
   BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG_MASK,
   CorruptRecordError,
   decodeBatchRecords,
   isRecordBatchCrcValid,
@@ -48,7 +54,11 @@ import type { LogConfig } from "./log-config.js";
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from "./log-file-names.js";
 import { LogLoader, type LogLoadReport } from "./log-loader.js";
 import { LogSegment } from "./log-segment.js";
-import type { CompletedTxn, ProducerAppendInfo } from "./producer-state/producer-append-info.js";
+import type {
+  AppendOrigin,
+  CompletedTxn,
+  ProducerAppendInfo,
+} from "./producer-state/producer-append-info.js";
 import {
   applyProducerUpdates,
   lastSequenceOf,
@@ -61,6 +71,7 @@ import {
   ProducerStateManager,
 } from "./producer-state/producer-state-manager.js";
 import { segmentsToDelete } from "./retention/retention-policy.js";
+import type { AbortedTxn } from "./transaction-index.js";
 
 /** ListOffsets special timestamps (Kafka's ListOffsetsRequest). */
 export const LATEST_TIMESTAMP = -1n;
@@ -91,6 +102,11 @@ export interface LogAppendInfo {
 export interface LogReadResult {
   /** Whole batches, starting with the one containing the requested offset. */
   records: Buffer;
+  /**
+   * Read committed ("committed" isolation) only: the aborted transactions overlapping the returned
+   * batches, from the .txnindex of the segments read on (Kafka's collectAbortedTransactions).
+   */
+  abortedTransactions?: AbortedTxn[];
   /** The first batch is larger than maxBytes and minOneMessage was false: records is empty. */
   firstEntryIncomplete?: boolean;
   highWatermark: bigint;
@@ -361,12 +377,25 @@ export class UnifiedLog {
 
   /**
    * Appends batches from a producer: validates them, assigns offsets in place from the log end offset,
-   * stamps leaderEpoch, applies LogAppendTime, and writes the bytes as they are.
+   * stamps leaderEpoch, applies LogAppendTime, and writes the bytes as they are. `origin` is Kafka's
+   * AppendOrigin: only the coordinator may write control batches (transaction markers); a client's is
+   * INVALID_RECORD. A marker ends its producer's transaction: an ABORT is recorded in the active
+   * segment's .txnindex and the last stable offset moves.
    */
-  appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin: AppendOrigin = "client"): LogAppendInfo {
     this.checkOpen();
     const batches = this.validateBatches(records);
     if (batches.length === 0) return this.emptyAppendInfo();
+    if (origin === "client") {
+      for (const b of batches) {
+        if ((records.readInt16BE(b.position + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0) {
+          throw new KafkaError(
+            "INVALID_RECORD",
+            `Clients are not allowed to write control records in topic partition ${this.name}.`,
+          );
+        }
+      }
+    }
     const logAppendTime =
       this._config.messageTimestampType === "LogAppendTime" ? BigInt(this.time.milliseconds()) : -1n;
     const firstOffset = this._logEndOffset;
@@ -379,9 +408,11 @@ export class UnifiedLog {
       // Idempotent/transactional batches only (producer id >= 0: the high word is >= 0, no bigint read).
       if (records.readInt32BE(b.position + PRODUCER_ID_OFFSET) >= 0) {
         const h = readRecordBatchHeader(records, b.position);
-        const duplicate = this.producerStateManager
-          .lastEntry(h.producerId)
-          ?.findDuplicateBatch(h.producerEpoch, h.baseSequence, lastSequenceOf(h));
+        const duplicate = h.isControl
+          ? undefined
+          : this.producerStateManager
+              .lastEntry(h.producerId)
+              ?.findDuplicateBatch(h.producerEpoch, h.baseSequence, lastSequenceOf(h));
         if (duplicate !== undefined) {
           // A retry of a batch already in the log: answered with the original offsets, not written again.
           return {
@@ -404,7 +435,7 @@ export class UnifiedLog {
           this.producerStateManager,
           h,
           updated,
-          "client",
+          origin,
           () => records.subarray(at.position, at.position + at.size),
           completed,
         );
@@ -423,7 +454,8 @@ export class UnifiedLog {
     }
     const lastOffset = next - 1n;
     this.appendToSegment(records, lastOffset, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
-    if (updated !== undefined) applyProducerUpdates(this.producerStateManager, updated, completed);
+    if (updated !== undefined)
+      applyProducerUpdates(this.producerStateManager, updated, completed, this.activeSegment.txnIndex);
     this.producerStateManager.updateMapEndOffset(this._logEndOffset);
     if (leaderEpoch >= 0) this.maybeAssignEpoch(leaderEpoch, firstOffset);
     return {
@@ -492,7 +524,8 @@ export class UnifiedLog {
       prevLast = last;
     }
     this.appendToSegment(records, prevLast, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
-    if (updated !== undefined) applyProducerUpdates(this.producerStateManager, updated, completed);
+    if (updated !== undefined)
+      applyProducerUpdates(this.producerStateManager, updated, completed, this.activeSegment.txnIndex);
     this.producerStateManager.updateMapEndOffset(this._logEndOffset);
     for (const e of epochs) if (e.epoch >= 0) this.maybeAssignEpoch(e.epoch, e.offset);
     return {
@@ -597,10 +630,51 @@ export class UnifiedLog {
         minOneMessage,
         maxOffset === this._logEndOffset ? undefined : maxOffset,
       );
-      if (r !== undefined) return result(r.records, r.firstEntryIncomplete);
+      if (r !== undefined) {
+        const out = result(r.records, r.firstEntryIncomplete);
+        if (isolation === "committed") {
+          out.abortedTransactions =
+            r.records.length === 0 ? [] : this.abortedTxnsOfRead(startOffset, i, r.records);
+        }
+        return out;
+      }
       // Nothing at or after startOffset in this segment (a compacted gap): try the next one.
     }
     return result(Buffer.alloc(0));
+  }
+
+  /** The aborted transactions overlapping the batches read from segment i on (Kafka's addAbortedTransactions). */
+  private abortedTxnsOfRead(startOffset: bigint, i: number, records: Buffer): AbortedTxn[] {
+    // The offset after the last whole batch returned: the upper bound of the read.
+    let pos = 0;
+    let upperBoundOffset = startOffset;
+    while (pos + RECORD_BATCH_OVERHEAD <= records.length) {
+      const size = LOG_OVERHEAD + records.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+      if (pos + size > records.length) break;
+      upperBoundOffset =
+        records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)) + 1n;
+      pos += size;
+    }
+    return this.collectAbortedTransactions(startOffset, upperBoundOffset, i);
+  }
+
+  /**
+   * The aborted transactions overlapping [startOffset, upperBoundOffset): the .txnindex of the segment
+   * holding startOffset and of later ones, until an entry's last stable offset reaches the upper bound
+   * (Kafka's UnifiedLog.collectAbortedTransactions).
+   */
+  collectAbortedTransactions(
+    startOffset: bigint,
+    upperBoundOffset: bigint,
+    fromSegment = this.floorSegmentIndex(startOffset),
+  ): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    for (let i = Math.max(0, fromSegment); i < this.segmentList.length; i++) {
+      const r = this.segmentList[i].txnIndex.collectAbortedTxns(startOffset, upperBoundOffset);
+      out.push(...r.abortedTransactions);
+      if (r.isComplete) break;
+    }
+    return out;
   }
 
   /** Index of the last segment whose base offset is <= offset (binary search), or -1. */

@@ -534,6 +534,7 @@ test("aborted transactions are dropped, markers kept, and the cleaned .txnindex 
       log.appendAsLeader(
         buildEndTxnMarkerBatch({ type, producerId, producerEpoch: 0, coordinatorEpoch: 1, timestamp: ts }),
         0,
+        "coordinator",
       ).firstOffset;
     const abortedFirst = txn(7n, [
       ["k0", "aborted"],
@@ -542,14 +543,14 @@ test("aborted transactions are dropped, markers kept, and the cleaned .txnindex 
     txn(8n, [["k1", "committed"]]);
     endTxn(8n, ControlRecordType.Commit);
     const abortMarker = endTxn(7n, ControlRecordType.Abort);
-    // What the producer state manager will write when it completes the abort (not there yet).
+    // What the producer state manager wrote to the .txnindex when the abort marker completed the transaction.
     const aborted = {
       producerId: 7n,
       firstOffset: abortedFirst,
       lastOffset: abortMarker,
       lastStableOffset: abortMarker + 1n,
     };
-    log.activeSegment.txnIndex.append(aborted);
+    assert.deepEqual(log.activeSegment.txnIndex.allAbortedTxns(), [aborted]);
     log.roll();
     produce(log, [["other", "x"]], ts);
     log.updateHighWatermark(log.logEndOffset);

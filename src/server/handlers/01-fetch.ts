@@ -2,7 +2,9 @@
 // which partitions are read and which go back; the ReplicaManager reads them (long polling with
 // max_wait_ms/min_bytes through the fetch purgatory, response max_bytes capped by fetch.max.bytes,
 // partition_max_bytes, whole batches, at least one batch for the first partition with data), bounded by
-// the isolation level (read_committed: up to the last stable offset). v13+ names topics by id
+// the isolation level (read_committed: up to the last stable offset, with aborted_transactions listing the
+// aborted transactions that overlap the returned batches, from the .txnindex; null under read_uncommitted;
+// control batches go to clients as they are, which skip them). v13+ names topics by id
 // (UNKNOWN_TOPIC_ID). Record bytes go back as views of what was read from the segments. Below v10 a
 // partition holding zstd batches answers UNSUPPORTED_COMPRESSION_TYPE. The record bytes of each partition in
 // the response are marked as BytesOutPerSec (consumers) or ReplicationBytesOutPerSec (followers).
@@ -170,7 +172,15 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
       p.highWatermark = d.highWatermark;
       p.lastStableOffset = d.lastStableOffset;
       p.logStartOffset = d.logStartOffset;
-      p.abortedTransactions = isolation === "committed" ? [] : null;
+      // Kafka: null under read_uncommitted; under read_committed the aborted transactions overlapping the
+      // returned batches (producer id, first offset), for the client to drop their records.
+      p.abortedTransactions =
+        isolation === "committed"
+          ? (d.abortedTransactions ?? []).map((t) => ({
+              producerId: t.producerId,
+              firstOffset: t.firstOffset,
+            }))
+          : null;
       p.preferredReadReplica = d.preferredReadReplica;
       p.records = d.records;
       topic.partitions.push(p);

@@ -1,8 +1,9 @@
 // FindCoordinator (API key 10), every version 0–6: the broker coordinating a group — the leader of its
 // __consumer_offsets partition (Kafka's partitionFor) on the request's listener. The first request
 // creates __consumer_offsets (offsets.topic.* settings) and answers COORDINATOR_NOT_AVAILABLE until its
-// partitions have leaders, as Kafka does. v4+ batch several keys. Transaction coordinators (key type 1)
-// arrive with the transaction coordinator (issue 7): COORDINATOR_NOT_AVAILABLE until then.
+// partitions have leaders, as Kafka does. v4+ batch several keys. Transaction coordinators (key type 1):
+// the leader of the transactional id's __transaction_state partition, the topic created the same way
+// (transaction.state.log.* settings).
 
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
@@ -15,6 +16,7 @@ import {
 } from "../../protocol/generated/messages/FindCoordinatorResponse.js";
 import type { BrokerServices } from "../broker-services.js";
 import { GROUP_METADATA_TOPIC_NAME } from "../coordinator/group/group-metadata-manager.js";
+import { TRANSACTION_STATE_TOPIC_NAME } from "../coordinator/transaction/transaction-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
 
@@ -34,21 +36,26 @@ export function findCoordinatorHandler(services: BrokerServices): HandlerRegistr
       errorCode,
       errorMessage,
     });
-    if (keyType === TRANSACTION_KEY_TYPE) {
-      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The transaction coordinator is not available yet.");
-    }
-    if (keyType !== GROUP_KEY_TYPE)
+    if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE)
       return failed(ErrorCode.INVALID_REQUEST, `Unknown coordinator type ${keyType}`);
-    if (key === "") return failed(ErrorCode.INVALID_REQUEST, "The group id must not be empty.");
-    if (!cache.hasTopic(GROUP_METADATA_TOPIC_NAME)) {
-      const error = await services.topicAdmin.createInternalTopic(GROUP_METADATA_TOPIC_NAME);
+    const isTxn = keyType === TRANSACTION_KEY_TYPE;
+    if (key === "")
+      return failed(
+        ErrorCode.INVALID_REQUEST,
+        isTxn ? "The transactional id must not be empty." : "The group id must not be empty.",
+      );
+    const topic = isTxn ? TRANSACTION_STATE_TOPIC_NAME : GROUP_METADATA_TOPIC_NAME;
+    if (!cache.hasTopic(topic)) {
+      const error = await services.topicAdmin.createInternalTopic(topic);
       return failed(
         ErrorCode.COORDINATOR_NOT_AVAILABLE,
         error?.message ?? "The coordinator is not available.",
       );
     }
-    const partition = services.groupCoordinator.partitionFor(key);
-    const state = cache.partitionState(GROUP_METADATA_TOPIC_NAME, partition);
+    const partition = isTxn
+      ? services.transactionCoordinator.partitionFor(key)
+      : services.groupCoordinator.partitionFor(key);
+    const state = cache.partitionState(topic, partition);
     const endpoint =
       state !== undefined && state.leader >= 0
         ? cache.endpointFor(state.leader, ctx.listenerName)

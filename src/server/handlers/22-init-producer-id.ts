@@ -5,10 +5,9 @@
 //   ProducerIdManager (blocks of 1000 in /latest_producer_id_block), epoch 0, as Kafka does;
 // - transactional_id "" is INVALID_REQUEST; a transaction_timeout_ms outside (0, transaction.max.timeout.ms]
 //   is INVALID_TRANSACTION_TIMEOUT (checked only for transactional ids);
-// - any other transactional id: NOT_COORDINATOR, what Kafka answers when this broker does not own the
-//   id's __transaction_state partition. TODO(transaction coordinator): once it exists, transactional ids
-//   go to TransactionCoordinator.handleInitProducerId (epoch bump, fencing, expiration, state in
-//   __transaction_state) and this file only routes.
+// - any other transactional id goes to TransactionCoordinator.handleInitProducerId (epoch bump, fencing,
+//   KIP-360 retries with the producer id/epoch, state in __transaction_state); PRODUCER_FENCED is
+//   INVALID_PRODUCER_EPOCH below v4, as Kafka answers.
 // Errors carry producer_id -1 and producer_epoch -1 (Kafka's initTransactionError).
 
 import { ErrorCode, KafkaError } from "../../protocol/errors.js";
@@ -18,6 +17,7 @@ import {
   type InitProducerIdResponse,
 } from "../../protocol/generated/messages/InitProducerIdResponse.js";
 import type { BrokerServices } from "../broker-services.js";
+import { producerFencedCompat } from "../coordinator/transaction/transaction-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 function errorResponse(errorCode: number): InitProducerIdResponse {
@@ -25,7 +25,7 @@ function errorResponse(errorCode: number): InitProducerIdResponse {
 }
 
 export function initProducerIdHandler(services: BrokerServices): HandlerRegistration {
-  const handle: Handler<InitProducerIdRequest, InitProducerIdResponse> = async (_ctx, request) => {
+  const handle: Handler<InitProducerIdRequest, InitProducerIdResponse> = async (ctx, request) => {
     const noId = request.producerId === -1n;
     const noEpoch = request.producerEpoch === -1;
     if (noId !== noEpoch) return errorResponse(ErrorCode.INVALID_REQUEST);
@@ -42,7 +42,18 @@ export function initProducerIdHandler(services: BrokerServices): HandlerRegistra
     const timeout = request.transactionTimeoutMs;
     if (timeout <= 0 || timeout > services.config.getInt("transaction.max.timeout.ms"))
       return errorResponse(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
-    return errorResponse(ErrorCode.NOT_COORDINATOR);
+    const result = await services.transactionCoordinator.handleInitProducerId(
+      txnId,
+      timeout,
+      noId ? undefined : { producerId: request.producerId, producerEpoch: request.producerEpoch },
+    );
+    if (result.error !== ErrorCode.NONE)
+      return errorResponse(producerFencedCompat(result.error, ctx.apiVersion, 4));
+    return {
+      ...defaultInitProducerIdResponse(),
+      producerId: result.producerId,
+      producerEpoch: result.producerEpoch,
+    };
   };
   return {
     apiKey: 22,

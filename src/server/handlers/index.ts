@@ -35,6 +35,10 @@ import { deleteTopicsHandler } from "./20-delete-topics.js";
 import { deleteRecordsHandler } from "./21-delete-records.js";
 import { initProducerIdHandler } from "./22-init-producer-id.js";
 import { offsetForLeaderEpochHandler } from "./23-offset-for-leader-epoch.js";
+import { addPartitionsToTxnHandler } from "./24-add-partitions-to-txn.js";
+import { addOffsetsToTxnHandler } from "./25-add-offsets-to-txn.js";
+import { endTxnHandler } from "./26-end-txn.js";
+import { writeTxnMarkersHandler } from "./27-write-txn-markers.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
@@ -43,6 +47,9 @@ import { deleteGroupsHandler } from "./42-delete-groups.js";
 import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
+import { describeProducersHandler } from "./61-describe-producers.js";
+import { describeTransactionsHandler } from "./65-describe-transactions.js";
+import { listTransactionsHandler } from "./66-list-transactions.js";
 import { consumerGroupHeartbeatHandler } from "./68-consumer-group-heartbeat.js";
 import { consumerGroupDescribeHandler } from "./69-consumer-group-describe.js";
 
@@ -95,6 +102,10 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   deleteRecordsHandler,
   initProducerIdHandler,
   offsetForLeaderEpochHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  writeTxnMarkersHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
@@ -103,6 +114,9 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
   describeClusterHandler,
+  describeProducersHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
   consumerGroupHeartbeatHandler,
   consumerGroupDescribeHandler,
 ];

@@ -44,6 +44,8 @@ export interface FetchPartitionData {
   /** Whole batches, a view of the bytes read from the segment (no copy). */
   readonly records: Buffer;
   readonly preferredReadReplica: number;
+  /** Read committed: the aborted transactions overlapping `records` (FetchResponse aborted_transactions). */
+  readonly abortedTransactions?: ReadonlyArray<{ readonly producerId: bigint; readonly firstOffset: bigint }>;
 }
 
 interface PartitionWatch {

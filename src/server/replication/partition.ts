@@ -14,12 +14,14 @@
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { type ErrorName, KafkaError } from "../../protocol/errors.js";
+import { ATTRIBUTES_OFFSET, CONTROL_FLAG_MASK } from "../../protocol/records/index.js";
 import {
   UNDEFINED_EPOCH,
   UNDEFINED_EPOCH_OFFSET,
 } from "../../storage/leader-epoch/leader-epoch-file-cache.js";
 import { isStorageError, type LogManager } from "../../storage/log-manager.js";
 import { validateRecords } from "../../storage/log-validator.js";
+import type { AppendOrigin } from "../../storage/producer-state/producer-append-info.js";
 import {
   EARLIEST_LOCAL_TIMESTAMP,
   EARLIEST_TIMESTAMP,
@@ -276,11 +278,14 @@ export class Partition {
    * Appends a producer's batches (Kafka's appendRecordsToLeader): NOT_LEADER_OR_FOLLOWER when not the
    * leader; with acks=-1 NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas; then the
    * LogValidator (record errors: RecordValidationError) and the log's append. The HW
-   * moves when the ISR allows (at once with RF 1). Throws KafkaError.
+   * moves when the ISR allows (at once with RF 1). `origin` is Kafka's AppendOrigin: "coordinator" for
+   * the transaction markers the broker builds itself (the only control batches a log accepts; they skip
+   * the LogValidator). Throws KafkaError.
    */
   appendRecordsToLeader(
     records: Buffer,
     requiredAcks: number,
+    origin: AppendOrigin = "client",
   ): { info: LogAppendInfo; hwIncremented: boolean } {
     if (this.isOffline) throw this.storageError();
     if (!this.isLeader || this._log === undefined) {
@@ -297,13 +302,19 @@ export class Partition {
       );
     }
     // Kafka's LogValidator: record-level checks and recompression (the hot path leaves the bytes as they are).
-    const validated = validateRecords(records, {
-      config: this._log.config,
-      nowMs: BigInt(this.time.milliseconds()),
-      topicPartition: this.key,
-    });
+    const isMarker =
+      origin === "coordinator" &&
+      records.length > ATTRIBUTES_OFFSET + 2 &&
+      (records.readInt16BE(ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+    const validated = isMarker
+      ? { records }
+      : validateRecords(records, {
+          config: this._log.config,
+          nowMs: BigInt(this.time.milliseconds()),
+          topicPartition: this.key,
+        });
     const epoch = this._leaderEpoch;
-    const info = this.onLog(this._log, (log) => log.appendAsLeader(validated.records, epoch));
+    const info = this.onLog(this._log, (log) => log.appendAsLeader(validated.records, epoch, origin));
     const hwIncremented = this.maybeIncrementLeaderHW();
     return { info, hwIncremented };
   }

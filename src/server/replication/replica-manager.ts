@@ -4,6 +4,8 @@
 // followers (long polling through the DelayedFetch purgatory, woken by appends), owns the incremental
 // fetch session cache (KIP-227) and checkpoints high watermarks to replication-offset-checkpoint every
 // replica.high.watermark.checkpoint.interval.ms (restoring them when a partition is first loaded).
+// It also writes the transaction coordinator's COMMIT/ABORT markers (appendTxnMarkers, acks=-1, origin
+// "coordinator") and tells onTxnMarkerAppended listeners (the group coordinator) about each one.
 //
 // Batches are handled as bytes: an append validates headers only (UnifiedLog.appendAsLeader) unless the
 // topic needs records looked at (the LogValidator, via Partition) and a fetch returns views of the segment
@@ -16,7 +18,9 @@ import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { ErrorCode, KafkaError } from "../../protocol/errors.js";
+import { buildEndTxnMarkerBatch, ControlRecordType } from "../../protocol/records/index.js";
 import type { LogManager } from "../../storage/log-manager.js";
+import type { AppendOrigin } from "../../storage/producer-state/producer-append-info.js";
 import type { PartitionState } from "../metadata/partition-state.js";
 import { BrokerTopicStats } from "../metrics/broker-topic-stats.js";
 import {
@@ -59,6 +63,33 @@ export interface ProduceEntry {
   readonly records: Buffer;
 }
 
+/** The transaction markers of one producer (a WriteTxnMarkers request's WritableTxnMarker). */
+export interface TxnMarkerEntry {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly coordinatorEpoch: number;
+  /** true: COMMIT, false: ABORT (WriteTxnMarkers transaction_result). */
+  readonly committed: boolean;
+  readonly partitions: readonly TopicPartition[];
+}
+
+/** Per producer, the error code of each partition's marker append. */
+export interface TxnMarkerResult {
+  producerId: bigint;
+  results: Array<{ topicPartition: TopicPartition; errorCode: number }>;
+}
+
+/** Called once per partition whose marker was appended (and replicated, acks=-1). */
+export type TxnMarkerListener = (
+  topicPartition: TopicPartition,
+  producerId: bigint,
+  producerEpoch: number,
+  committed: boolean,
+) => void;
+
+/** How long a marker append waits for the ISR (Kafka uses request.timeout.ms, default 30000). */
+export const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000;
+
 /** One partition's outcome of a leadership change or stop. */
 export type PartitionErrors = Map<string, { topicPartition: TopicPartition; errorCode: number }>;
 
@@ -74,6 +105,7 @@ export class ReplicaManager {
   private hwCheckpoints: Map<string, bigint> | undefined;
   private hwCheckpointTask: ScheduledTask | undefined;
   private stopped = false;
+  private readonly txnMarkerListeners: TxnMarkerListener[] = [];
 
   constructor(
     readonly brokerId: number,
@@ -284,7 +316,7 @@ export class ReplicaManager {
     timeoutMs: number,
     requiredAcks: number,
     entries: readonly ProduceEntry[],
-    options: { internalTopicsAllowed?: boolean } = {},
+    options: { internalTopicsAllowed?: boolean; origin?: AppendOrigin } = {},
   ): Promise<ProducePartitionResult[]> {
     if (requiredAcks !== -1 && requiredAcks !== 0 && requiredAcks !== 1) {
       return Promise.resolve(
@@ -298,7 +330,12 @@ export class ReplicaManager {
     const statuses: ProducePartitionStatus[] = [];
     for (const e of entries) {
       const key = topicPartitionKey(e.topicPartition);
-      const result = this.appendToLocalLog(e, requiredAcks, options.internalTopicsAllowed ?? false);
+      const result = this.appendToLocalLog(
+        e,
+        requiredAcks,
+        options.internalTopicsAllowed ?? false,
+        options.origin ?? "client",
+      );
       const r = result.result;
       this.brokerTopicStats.recordProduce(
         e.topicPartition.topic,
@@ -329,6 +366,7 @@ export class ReplicaManager {
     entry: ProduceEntry,
     requiredAcks: number,
     internalTopicsAllowed: boolean,
+    origin: AppendOrigin,
   ): { result: ProducePartitionResult; lastOffset: bigint } {
     const tp = entry.topicPartition;
     const result = emptyResult(tp);
@@ -339,7 +377,7 @@ export class ReplicaManager {
     }
     try {
       const partition = this.getPartitionOrException(tp);
-      const { info, hwIncremented } = partition.appendRecordsToLeader(entry.records, requiredAcks);
+      const { info, hwIncremented } = partition.appendRecordsToLeader(entry.records, requiredAcks, origin);
       result.baseOffset = info.firstOffset;
       result.logAppendTimeMs = info.logAppendTime;
       result.logStartOffset = info.logStartOffset;
@@ -437,6 +475,7 @@ export class ReplicaManager {
           logStartOffset: r.logStartOffset,
           records: r.records,
           preferredReadReplica: -1,
+          abortedTransactions: r.abortedTransactions,
         });
       } catch (e) {
         if (!(e instanceof KafkaError)) throw e;
@@ -454,6 +493,81 @@ export class ReplicaManager {
       }
     }
     return out;
+  }
+
+  /**
+   * Writes transaction markers (Kafka's handleWriteTxnMarkersRequest over appendRecords with
+   * AppendOrigin.COORDINATOR): for each producer, one COMMIT or ABORT control batch per partition,
+   * appended as the leader with acks=-1 (internal topics allowed). The marker ends the producer's
+   * transaction in the partition's producer state, an ABORT is added to the segment's .txnindex, and the
+   * last stable offset moves (waiting read_committed fetches wake). Resolves, per producer in order, with
+   * each partition's error code once the ISR has the marker: NONE; UNKNOWN_TOPIC_OR_PARTITION (not
+   * hosted); NOT_LEADER_OR_FOLLOWER; INVALID_PRODUCER_EPOCH (an epoch older than the producer's);
+   * TRANSACTION_COORDINATOR_FENCED (a coordinator epoch older than the last marker's for that producer);
+   * KAFKA_STORAGE_ERROR; REQUEST_TIMED_OUT / NOT_ENOUGH_REPLICAS(_AFTER_APPEND) from acks=-1. Listeners of
+   * onTxnMarkerAppended hear of every successful partition before the promise resolves.
+   */
+  async appendTxnMarkers(
+    markers: ReadonlyArray<{
+      producerId: bigint;
+      producerEpoch: number;
+      coordinatorEpoch: number;
+      committed: boolean;
+      partitions: readonly TopicPartition[];
+    }>,
+  ): Promise<
+    Array<{ producerId: bigint; results: Array<{ topicPartition: TopicPartition; errorCode: number }> }>
+  > {
+    const pending = markers.map((m) => {
+      const timestamp = BigInt(this.time.milliseconds());
+      const entries: ProduceEntry[] = m.partitions.map((tp) => ({
+        topicPartition: { topic: tp.topic, partition: tp.partition },
+        records: buildEndTxnMarkerBatch({
+          type: m.committed ? ControlRecordType.Commit : ControlRecordType.Abort,
+          producerId: m.producerId,
+          producerEpoch: m.producerEpoch,
+          coordinatorEpoch: m.coordinatorEpoch,
+          timestamp,
+        }),
+      }));
+      // Appended now (synchronously, in request order); only the acks=-1 wait is asynchronous.
+      return this.appendRecords(TXN_MARKER_APPEND_TIMEOUT_MS, -1, entries, {
+        internalTopicsAllowed: true,
+        origin: "coordinator",
+      });
+    });
+    const out: TxnMarkerResult[] = [];
+    for (let i = 0; i < markers.length; i++) {
+      const m = markers[i];
+      const appended = await pending[i];
+      const results = appended.map((r) => ({
+        topicPartition: r.topicPartition,
+        errorCode: ErrorCode[r.error] ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+      }));
+      for (const r of results) {
+        if (r.errorCode !== ErrorCode.NONE) continue;
+        for (const listener of this.txnMarkerListeners) {
+          try {
+            listener(r.topicPartition, m.producerId, m.producerEpoch, m.committed);
+          } catch (e) {
+            this.logger.error(
+              `A transaction marker listener failed for ${topicPartitionKey(r.topicPartition)}: ${(e as Error).message}`,
+            );
+          }
+        }
+      }
+      out.push({ producerId: m.producerId, results });
+    }
+    return out;
+  }
+
+  /**
+   * Registers a listener told of every transaction marker appended by appendTxnMarkers (the group
+   * coordinator completes transactional offset commits in __consumer_offsets with it, as Kafka's
+   * GroupCoordinator.onTransactionCompleted).
+   */
+  onTxnMarkerAppended(listener: TxnMarkerListener): void {
+    this.txnMarkerListeners.push(listener);
   }
 
   /** DeleteRecords on the leaders: the low watermark per partition, or a KafkaError. */

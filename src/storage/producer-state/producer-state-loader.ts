@@ -13,6 +13,7 @@ import {
   readEndTxnMarker,
 } from "../../protocol/records/index.js";
 import type { LogSegment } from "../log-segment.js";
+import type { TransactionIndex } from "../transaction-index.js";
 import { incrementSequence } from "./batch-metadata.js";
 import type { AppendOrigin, CompletedTxn, ProducerAppendInfo } from "./producer-append-info.js";
 import type { ProducerStateManager } from "./producer-state-manager.js";
@@ -89,14 +90,60 @@ export function updateProducers(
   );
 }
 
-/** Applies collected changes (after the append reached the log). */
+/**
+ * Applies collected changes (after the append reached the log). With `txnIndex` (the segment holding the
+ * markers), each aborted transaction is recorded there with the last stable offset as of its marker
+ * (Kafka's LogSegment.updateTxnIndex) before it leaves the ongoing set (completeTxn).
+ */
 export function applyProducerUpdates(
   psm: ProducerStateManager,
   updated: Map<bigint, ProducerAppendInfo>,
   completedTxns: readonly CompletedTxn[] = [],
+  txnIndex?: TransactionIndex,
 ): void {
   for (const info of updated.values()) psm.update(info);
-  for (const t of completedTxns) psm.completeTxn(t);
+  for (const t of completedTxns) {
+    if (txnIndex !== undefined && t.isAborted) {
+      txnIndex.append({
+        producerId: t.producerId,
+        firstOffset: t.firstOffset,
+        lastOffset: t.lastOffset,
+        lastStableOffset: psm.lastStableOffset(t),
+      });
+    }
+    psm.completeTxn(t);
+  }
+}
+
+/**
+ * Replays one just-recovered segment batch by batch into `psm` (which must reflect the log up to the
+ * segment's base offset) and rebuilds the segment's .txnindex on the way (Kafka's LogSegment.recover with
+ * updateProducerState). Leaves the map at the segment's next offset.
+ */
+export function replaySegmentRebuildingTxnIndex(psm: ProducerStateManager, seg: LogSegment): void {
+  const found = seg.translateOffset(seg.baseOffset);
+  let pos = found?.position ?? 0;
+  for (;;) {
+    const h = seg.readFullBatchHeader(pos);
+    if (h === undefined) break;
+    const size = 12 + h.batchLength;
+    if (h.producerId >= 0n) {
+      const updated = new Map<bigint, ProducerAppendInfo>();
+      const completed: CompletedTxn[] = [];
+      const at = h.baseOffset;
+      updateProducers(
+        psm,
+        h,
+        updated,
+        "replication",
+        () => seg.read(at, size, seg.size, true)?.records ?? Buffer.alloc(0),
+        completed,
+      );
+      applyProducerUpdates(psm, updated, completed, seg.txnIndex);
+    }
+    pos += size;
+  }
+  psm.updateMapEndOffset(seg.readNextOffset());
 }
 
 /**

@@ -125,6 +125,17 @@ export class ProducerStateManager {
     for (const txn of appendInfo.transactions) this.ongoingTxns.set(txn.firstOffset, txn);
   }
 
+  /**
+   * The last stable offset once `completed` ends (Kafka's lastStableOffset(CompletedTxn)): the first
+   * offset of the oldest other ongoing transaction, else just past the marker. Recorded in the .txnindex.
+   */
+  lastStableOffset(completed: CompletedTxn): bigint {
+    let min: bigint | undefined;
+    for (const [off, txn] of this.ongoingTxns)
+      if (txn.producerId !== completed.producerId && (min === undefined || off < min)) min = off;
+    return min ?? completed.lastOffset + 1n;
+  }
+
   /** A transaction ended by a marker leaves the ongoing set. */
   completeTxn(completed: CompletedTxn): void {
     this.ongoingTxns.delete(completed.firstOffset);
