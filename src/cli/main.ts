@@ -64,6 +64,10 @@ const TOOLS: Record<string, Tool> = {
     summary: "Create, delete, describe, or change a topic (kafka-topics.sh)",
     run: async (a) => (await import("./tools/topics.js")).runTopics(a),
   },
+  transactions: {
+    summary: "List, describe and abort transactions, describe producers (kafka-transactions.sh)",
+    run: async (a) => (await import("./tools/transactions.js")).runTransactions(a),
+  },
 };
 
 function version(): string {

@@ -242,6 +242,12 @@ export class KafkaServer {
         this.scheduler,
       );
       this.groupCoordinator.startup();
+      // Transactional offset commits become committed when their marker reaches __consumer_offsets.
+      const groups = this.groupCoordinator;
+      this.replicaManager.onTxnMarkerAppended((tp, producerId, _epoch, committed) => {
+        if (tp.topic === GROUP_METADATA_TOPIC_NAME)
+          groups.onTransactionCompleted(tp.partition, producerId, committed);
+      });
       const producerIdManager = new ProducerIdManager(config.brokerId, this.store);
       const rm = this.replicaManager;
       this.transactionCoordinator = new TransactionCoordinator(

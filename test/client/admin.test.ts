@@ -8,10 +8,9 @@ import { after, before, describe, test } from "node:test";
 import { AdminClient } from "../../src/client/admin/admin-client.js";
 import { CONFIG_SOURCE_NAMES, throwFirstError } from "../../src/client/admin/admin-types.js";
 import { KafkaClientError } from "../../src/client/errors.js";
-import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
-import { buildRecordBatch } from "../../src/protocol/records/index.js";
 import { BrokerHarness } from "../support/broker-harness.js";
+import { produceWithTimestamps } from "../support/produce-timestamps.js";
 
 let broker: BrokerHarness;
 let admin: AdminClient;
@@ -30,20 +29,9 @@ function hasCode(e: KafkaClientError | undefined, code: number): void {
   assert.equal(e.code, code, `${e.errorName}: ${e.message}`);
 }
 
-/** Appends records with the given timestamps to a partition (acks=1). */
-async function produce(topic: string, partition: number, timestamps: readonly number[]): Promise<void> {
-  const conn = await admin.cluster.connectionTo(0);
-  const records = buildRecordBatch({
-    records: timestamps.map((t, i) => ({ value: Buffer.from(`v${i}`), timestamp: BigInt(t) })),
-    timestamp: BigInt(timestamps[0]),
-  });
-  const res = await conn.send(Apis.Produce, conn.versionFor(Apis.Produce, { min: 3 }), {
-    transactionalId: null,
-    acks: 1,
-    timeoutMs: 5000,
-    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
-  });
-  assert.equal(res.responses[0].partitionResponses[0].errorCode, 0);
+/** Appends one batch with these record timestamps (acks=1). */
+function produce(topic: string, partition: number, timestamps: readonly number[]): Promise<void> {
+  return produceWithTimestamps(admin, topic, partition, timestamps);
 }
 
 describe("AdminClient topics", () => {

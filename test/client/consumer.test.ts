@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { FetchSessionHandler } from "../../src/client/consumer/fetch-session.js";
+import { FetchSessionHandler, fetchPartition } from "../../src/client/consumer/fetch-session.js";
 import type { ConsumerRecord } from "../../src/client/consumer/fetcher.js";
 import { KafkaConsumer } from "../../src/client/consumer/kafka-consumer.js";
 import { BrokerConnection } from "../../src/client/network/broker-connection.js";
@@ -230,15 +230,7 @@ describe("KafkaConsumer", () => {
                 {
                   topic: "session",
                   topicId: "AAAAAAAAAAAAAAAAAAAAAA",
-                  partitions: built.toSend.map((t) => ({
-                    partition: t.partition,
-                    currentLeaderEpoch: -1,
-                    fetchOffset: t.fetchOffset,
-                    lastFetchedEpoch: -1,
-                    logStartOffset: -1n,
-                    partitionMaxBytes: t.maxBytes,
-                    replicaDirectoryId: "AAAAAAAAAAAAAAAAAAAAAA",
-                  })),
+                  partitions: built.toSend.map(fetchPartition),
                 },
               ],
         forgottenTopicsData:

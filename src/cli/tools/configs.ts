@@ -4,7 +4,7 @@
 // lines; --alter --add-config k=v,k2=[a,b] / --add-config-file / --delete-config k sends
 // IncrementalAlterConfigs and prints `Completed updating config for topic t.`.
 
-import { AdminClient } from "../../client/admin/admin-client.js";
+import type { AdminClient } from "../../client/admin/admin-client.js";
 import {
   type AlterConfigOp,
   CONFIG_SOURCE_NAMES,
@@ -13,14 +13,8 @@ import {
   throwFirstError,
 } from "../../client/admin/admin-types.js";
 import { loadPropertiesFile } from "../../client/producer/properties-file.js";
-import {
-  adminClientOptions,
-  checkInvalid,
-  type ParsedArgs,
-  runTool,
-  type ToolSpec,
-  UsageError,
-} from "../args.js";
+import { checkInvalid, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 
 const SUPPORTED_TYPES = ["topics", "brokers", "broker-loggers"];
 /** ConfigEntry.ConfigSource ids that --describe (without --all) shows per entity kind. */
@@ -51,12 +45,9 @@ export const CONFIGS_SPEC: ToolSpec = {
         "List all configs for the given topic, broker, or broker-logger entity (includes static configuration when the entity type is brokers)",
     },
     { name: "alter", description: "Alter the configuration for the entity." },
-    {
-      name: "bootstrap-server",
-      description:
-        "The Kafka server to connect to. This is required for describing and altering broker configs.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
+    bootstrapServerOption(
+      "The Kafka server to connect to. This is required for describing and altering broker configs.",
+    ),
     { name: "broker", description: "The broker's ID.", arg: { type: "String", describedAs: "String" } },
     { name: "broker-defaults", description: "The config defaults for all brokers." },
     {
@@ -64,12 +55,10 @@ export const CONFIGS_SPEC: ToolSpec = {
       description: "The broker's ID for its logger config.",
       arg: { type: "String", describedAs: "String" },
     },
-    {
-      name: "command-config",
-      description:
-        "Property file containing configs to be passed to Admin Client. This is used only with --bootstrap-server option for describing and altering broker configs.",
-      arg: { type: "String", describedAs: "command config property file" },
-    },
+    commandConfigOption(
+      "command config property file",
+      "Property file containing configs to be passed to Admin Client. This is used only with --bootstrap-server option for describing and altering broker configs.",
+    ),
     {
       name: "delete-config",
       description: "config keys to remove 'k1,k2'",
@@ -227,16 +216,11 @@ function entryLine(e: ConfigEntry): string {
 
 async function configsCommand(args: ParsedArgs): Promise<number> {
   const entity = checkArgs(args);
-  const admin = new AdminClient(
-    adminClientOptions(args.value("bootstrap-server"), args.value("command-config")),
-  );
-  try {
+  await withAdminClient(args, async (admin) => {
     if (args.has("alter")) await alter(admin, args, entity);
     else await describe(admin, args, entity);
-    return 0;
-  } finally {
-    await admin.close();
-  }
+  });
+  return 0;
 }
 
 /** Entries --describe shows: every entry with --all, else those of the entity's dynamic source. */

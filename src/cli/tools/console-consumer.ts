@@ -17,16 +17,13 @@ import type { ConsumerRecord } from "../../client/consumer/fetcher.js";
 import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption } from "../tool-options.js";
 
 export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
   name: "console-consumer",
   description: "This tool helps to read data from Kafka topics and outputs it to standard output.",
   options: [
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: The server(s) to connect to.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
+    bootstrapServerOption(),
     { name: "topic", description: "The topic to consume on.", arg: { type: "String", describedAs: "topic" } },
     {
       name: "partition",

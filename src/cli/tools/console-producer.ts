@@ -13,17 +13,15 @@ import { producerConfigFromProperties } from "../../client/producer/producer-con
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 import type { RecordHeader } from "../../protocol/records/record.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec } from "../args.js";
+import { bootstrapServerOption } from "../tool-options.js";
 
 export const CONSOLE_PRODUCER_SPEC: ToolSpec = {
   name: "console-producer",
   description: "This tool helps to read data from standard input and publish it to Kafka.",
   options: [
-    {
-      name: "bootstrap-server",
-      description:
-        "REQUIRED: The server(s) to connect to. The broker list string in the form HOST1:PORT1,HOST2:PORT2.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
+    bootstrapServerOption(
+      "REQUIRED: The server(s) to connect to. The broker list string in the form HOST1:PORT1,HOST2:PORT2.",
+    ),
     {
       name: "topic",
       description: "REQUIRED: The topic id to produce messages to.",

@@ -16,6 +16,7 @@ import {
   type ToolSpec,
   UsageError,
 } from "../args.js";
+import { bootstrapServerOption, commandConfigOption } from "../tool-options.js";
 import {
   compareStrings,
   type GroupsContext,
@@ -68,21 +69,16 @@ export const CONSUMER_GROUPS_SPEC: ToolSpec = {
       name: "all-topics",
       description: "Consider all topics assigned to a group in the `reset-offsets` process.",
     },
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: The server(s) to connect to.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
+    bootstrapServerOption(),
     {
       name: "by-duration",
       description: "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'",
       arg: { type: "String", describedAs: "duration" },
     },
-    {
-      name: "command-config",
-      description: "Property file containing configs to be passed to Admin Client and Consumer.",
-      arg: { type: "String", describedAs: "command config property file" },
-    },
+    commandConfigOption(
+      "command config property file",
+      "Property file containing configs to be passed to Admin Client and Consumer.",
+    ),
     {
       name: "delete",
       description:

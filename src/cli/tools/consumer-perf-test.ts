@@ -12,16 +12,13 @@ import { consumerConfigFromProperties } from "../../client/consumer/consumer-con
 import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
 import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption } from "../tool-options.js";
 
 export const CONSUMER_PERF_SPEC: ToolSpec = {
   name: "consumer-perf-test",
   description: "This tool is used to verify the consumer performance.",
   options: [
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: The server(s) to connect to.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
+    bootstrapServerOption(),
     {
       name: "topic",
       description: "The topic to consume from.",

@@ -4,32 +4,20 @@
 // `partition: t-0\tlow_watermark: N` (or `partition: t-0\terror: <exception>: <message>`) line each.
 
 import { readFileSync } from "node:fs";
-import { AdminClient } from "../../client/admin/admin-client.js";
 import { kafkaExceptionClass } from "../../client/errors.js";
-import {
-  adminClientOptions,
-  checkRequired,
-  type ParsedArgs,
-  runTool,
-  type ToolSpec,
-  UsageError,
-} from "../args.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 import { parseOffsetJson } from "./delete-records-json.js";
 
 export const DELETE_RECORDS_SPEC: ToolSpec = {
   name: "delete-records",
   description: "This tool helps to delete records of the given partitions down to the specified offset.",
   options: [
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: The server to connect to.",
-      arg: { type: "String", describedAs: "server(s) to use for bootstrapping" },
-    },
-    {
-      name: "command-config",
-      description: "A property file containing configs to be passed to Admin Client.",
-      arg: { type: "String", describedAs: "command config property file path" },
-    },
+    bootstrapServerOption("REQUIRED: The server to connect to.", "server(s) to use for bootstrapping"),
+    commandConfigOption(
+      "command config property file path",
+      "A property file containing configs to be passed to Admin Client.",
+    ),
     {
       name: "offset-json-file",
       description:
@@ -54,10 +42,7 @@ async function deleteRecords(args: ParsedArgs): Promise<number> {
     throw new UsageError(`${file}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
   const requests = parseOffsetJson(text);
-  const admin = new AdminClient(
-    adminClientOptions(args.value("bootstrap-server"), args.value("command-config")),
-  );
-  try {
+  return withAdminClient(args, async (admin) => {
     process.stdout.write("Executing records delete operation\n");
     const results = await admin.deleteRecords(requests);
     const out = ["Records delete operation completed:"];
@@ -70,7 +55,5 @@ async function deleteRecords(args: ParsedArgs): Promise<number> {
     }
     process.stdout.write(`${out.join("\n")}\n`);
     return 0;
-  } finally {
-    await admin.close();
-  }
+  });
 }

@@ -4,31 +4,19 @@
 // latest-tiered (-1..-5) or a timestamp. Prints `topic:partition:offset` lines sorted as Kafka sorts
 // TopicPartition strings; partitions without an offset are left out. Errors: `Error occurred: …`.
 
-import { AdminClient } from "../../client/admin/admin-client.js";
 import { type OffsetSpec, type TopicPartitionRef, throwFirstError } from "../../client/admin/admin-types.js";
-import {
-  adminClientOptions,
-  checkRequired,
-  type ParsedArgs,
-  runTool,
-  type ToolSpec,
-  UsageError,
-} from "../args.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 
 export const GET_OFFSETS_SPEC: ToolSpec = {
   name: "get-offsets",
   description: "An interactive shell for getting topic-partition offsets.",
   options: [
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED. The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2.",
-      arg: { type: "String", describedAs: "HOST1:PORT1,...,HOST3:PORT3" },
-    },
-    {
-      name: "command-config",
-      description: "Property file containing configs to be passed to Admin Client.",
-      arg: { type: "String", describedAs: "config file" },
-    },
+    bootstrapServerOption(
+      "REQUIRED. The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2.",
+      "HOST1:PORT1,...,HOST3:PORT3",
+    ),
+    commandConfigOption("config file"),
     {
       name: "exclude-internal-topics",
       description: "By default, internal topics are included. If specified, internal topics are excluded.",
@@ -162,38 +150,38 @@ async function getOffsets(args: ParsedArgs): Promise<number> {
   const filter = args.has("topic-partitions")
     ? patternListFilter(args.value("topic-partitions")!)
     : topicAndPartitionsFilter(args.value("topic"), args.value("partitions"));
-  const options = adminClientOptions(args.value("bootstrap-server"), args.value("command-config"));
-  const admin = new AdminClient({ ...options, clientId: "GetOffsetShell" });
-  try {
-    const topics = (await admin.listTopics({ listInternal: !args.has("exclude-internal-topics") }))
-      .map((t) => t.name)
-      .filter((name) => filter.topic(name));
-    const described = topics.length > 0 ? await admin.describeTopics(topics) : [];
-    throwFirstError(described);
-    const partitions = described.flatMap((t) =>
-      t.partitions
-        .map((p) => ({ topic: t.name, partition: p.partition }))
-        .filter((tp) => filter.partition(tp)),
-    );
-    if (partitions.length === 0)
-      throw new UsageError("Could not match any topic-partitions with the specified filters");
-    const results = await admin.listOffsets(partitions.map((tp) => ({ ...tp, spec })));
-    const found: Array<[string, string]> = [];
-    for (const r of results) {
-      if (r.error) {
-        process.stderr.write(
-          `Skip getting offsets for topic-partition ${r.topic}-${r.partition} due to error: ${r.error.message}\n`,
-        );
-        continue;
+  return withAdminClient(
+    args,
+    async (admin) => {
+      const topics = (await admin.listTopics({ listInternal: !args.has("exclude-internal-topics") }))
+        .map((t) => t.name)
+        .filter((name) => filter.topic(name));
+      const described = topics.length > 0 ? await admin.describeTopics(topics) : [];
+      throwFirstError(described);
+      const partitions = described.flatMap((t) =>
+        t.partitions
+          .map((p) => ({ topic: t.name, partition: p.partition }))
+          .filter((tp) => filter.partition(tp)),
+      );
+      if (partitions.length === 0)
+        throw new UsageError("Could not match any topic-partitions with the specified filters");
+      const results = await admin.listOffsets(partitions.map((tp) => ({ ...tp, spec })));
+      const found: Array<[string, string]> = [];
+      for (const r of results) {
+        if (r.error) {
+          process.stderr.write(
+            `Skip getting offsets for topic-partition ${r.topic}-${r.partition} due to error: ${r.error.message}\n`,
+          );
+          continue;
+        }
+        if (r.offset !== -1n)
+          found.push([`${r.topic}-${r.partition}`, `${r.topic}:${r.partition}:${r.offset}`]);
       }
-      if (r.offset !== -1n)
-        found.push([`${r.topic}-${r.partition}`, `${r.topic}:${r.partition}:${r.offset}`]);
-    }
-    // TreeMap ordered by TopicPartition.toString(), i.e. "topic-partition" compared as strings.
-    found.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    if (found.length > 0) process.stdout.write(`${found.map(([, line]) => line).join("\n")}\n`);
-    return 0;
-  } finally {
-    await admin.close();
-  }
+      // TreeMap ordered by TopicPartition.toString(), i.e. "topic-partition" compared as strings.
+      found.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      if (found.length > 0) process.stdout.write(`${found.map(([, line]) => line).join("\n")}\n`);
+      return 0;
+    },
+    (o) => ({ ...o, clientId: "GetOffsetShell" }),
+  );
 }

@@ -4,26 +4,19 @@
 // `{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":…,"error":null,"partitions":[{"partition":
 // "t-0","size":N,"offsetLag":0,"isFuture":false}]}]}]}`, optionally limited to --topic-list.
 
-import { AdminClient } from "../../client/admin/admin-client.js";
+import type { AdminClientOptions } from "../../client/admin/admin-client.js";
 import { kafkaExceptionClass } from "../../client/errors.js";
-import {
-  adminClientOptions,
-  checkRequired,
-  type ParsedArgs,
-  runTool,
-  type ToolSpec,
-  UsageError,
-} from "../args.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 
 export const LOG_DIRS_SPEC: ToolSpec = {
   name: "log-dirs",
   description: "This tool helps to query log directory usage on the specified brokers.",
   options: [
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: the server(s) to use for bootstrapping",
-      arg: { type: "String", describedAs: "The server(s) to use for bootstrapping" },
-    },
+    bootstrapServerOption(
+      "REQUIRED: the server(s) to use for bootstrapping",
+      "The server(s) to use for bootstrapping",
+    ),
     {
       name: "broker-list",
       description:
@@ -31,11 +24,7 @@ export const LOG_DIRS_SPEC: ToolSpec = {
       arg: { type: "String", describedAs: "Broker list" },
       defaultValue: "",
     },
-    {
-      name: "command-config",
-      description: "Property file containing configs to be passed to Admin Client.",
-      arg: { type: "String", describedAs: "Admin client property file" },
-    },
+    commandConfigOption("Admin client property file"),
     { name: "describe", description: "Describe the specified log directories on the specified brokers." },
     {
       name: "topic-list",
@@ -66,45 +55,46 @@ async function logDirs(args: ParsedArgs): Promise<number> {
       }),
     ),
   ];
-  const options = adminClientOptions(args.value("bootstrap-server"), args.value("command-config"));
-  const admin = new AdminClient({
-    ...options,
-    clientId: options.clientId === "adminclient-1" ? "log-dirs-tool" : options.clientId,
+  const clientId = (o: AdminClientOptions): AdminClientOptions => ({
+    ...o,
+    clientId: o.clientId === "adminclient-1" ? "log-dirs-tool" : o.clientId,
   });
-  try {
-    const cluster = (await admin.describeCluster()).brokers.map((b) => b.id);
-    const missing = input.filter((b) => !cluster.includes(b));
-    if (missing.length > 0)
-      throw new UsageError(
-        `ERROR: The given brokers do not exist from --broker-list: ${missing.join(",")}. Current existent brokers: ${cluster.join(",")}`,
-      );
-    const brokers = input.length > 0 ? input : cluster;
-    process.stdout.write("Querying brokers for log directories information\n");
-    const described = await admin.describeLogDirs(brokers);
-    const failed = described.find((b) => b.error);
-    if (failed?.error) throw failed.error;
-    process.stdout.write(`Received log directory information from brokers ${brokers.join(",")}\n`);
-    const doc = {
-      version: 1,
-      brokers: described.map((b) => ({
-        broker: b.brokerId,
-        logDirs: b.logDirs.map((d) => ({
-          logDir: d.path,
-          error: d.error ? kafkaExceptionClass(d.error) : null,
-          partitions: d.replicas
-            .filter((r) => topics.size === 0 || topics.has(r.topic))
-            .map((r) => ({
-              partition: `${r.topic}-${r.partition}`,
-              size: Number(r.size),
-              offsetLag: Number(r.offsetLag),
-              isFuture: r.isFuture,
-            })),
+  return withAdminClient(
+    args,
+    async (admin) => {
+      const cluster = (await admin.describeCluster()).brokers.map((b) => b.id);
+      const missing = input.filter((b) => !cluster.includes(b));
+      if (missing.length > 0)
+        throw new UsageError(
+          `ERROR: The given brokers do not exist from --broker-list: ${missing.join(",")}. Current existent brokers: ${cluster.join(",")}`,
+        );
+      const brokers = input.length > 0 ? input : cluster;
+      process.stdout.write("Querying brokers for log directories information\n");
+      const described = await admin.describeLogDirs(brokers);
+      const failed = described.find((b) => b.error);
+      if (failed?.error) throw failed.error;
+      process.stdout.write(`Received log directory information from brokers ${brokers.join(",")}\n`);
+      const doc = {
+        version: 1,
+        brokers: described.map((b) => ({
+          broker: b.brokerId,
+          logDirs: b.logDirs.map((d) => ({
+            logDir: d.path,
+            error: d.error ? kafkaExceptionClass(d.error) : null,
+            partitions: d.replicas
+              .filter((r) => topics.size === 0 || topics.has(r.topic))
+              .map((r) => ({
+                partition: `${r.topic}-${r.partition}`,
+                size: Number(r.size),
+                offsetLag: Number(r.offsetLag),
+                isFuture: r.isFuture,
+              })),
+          })),
         })),
-      })),
-    };
-    process.stdout.write(`${JSON.stringify(doc)}\n`);
-    return 0;
-  } finally {
-    await admin.close();
-  }
+      };
+      process.stdout.write(`${JSON.stringify(doc)}\n`);
+      return 0;
+    },
+    clientId,
+  );
 }

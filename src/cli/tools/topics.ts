@@ -4,18 +4,11 @@
 // and one `\tTopic: t\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0` line per partition). `--topic`
 // is a regular expression (Kafka's IncludeList) except with --create.
 
-import { AdminClient } from "../../client/admin/admin-client.js";
+import type { AdminClient } from "../../client/admin/admin-client.js";
 import { type NewTopic, type TopicDescription, throwFirstError } from "../../client/admin/admin-types.js";
 import { KafkaClientError } from "../../client/errors.js";
-import {
-  adminClientOptions,
-  checkInvalid,
-  checkRequired,
-  type ParsedArgs,
-  runTool,
-  type ToolSpec,
-  UsageError,
-} from "../args.js";
+import { checkInvalid, checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 
 const CONFIGS_NOTE = " (To alter topic configurations, the kafka-configs tool can be used.)";
 const INTERNAL_TOPICS = new Set(["__consumer_offsets", "__transaction_state"]);
@@ -37,16 +30,8 @@ export const TOPICS_SPEC: ToolSpec = {
       description:
         "If set when describing topics, only show partitions whose isr count is equal to the configured minimum.",
     },
-    {
-      name: "bootstrap-server",
-      description: "REQUIRED: The Kafka server to connect to.",
-      arg: { type: "String", describedAs: "server to connect to" },
-    },
-    {
-      name: "command-config",
-      description: "Property file containing configs to be passed to Admin Client.",
-      arg: { type: "String", describedAs: "command config property file" },
-    },
+    bootstrapServerOption("REQUIRED: The Kafka server to connect to."),
+    commandConfigOption("command config property file"),
     {
       name: "config",
       description: `A topic configuration override for the topic being created. See the Kafka documentation for full details on the topic configs. It is supported only in combination with --create.${CONFIGS_NOTE}`,
@@ -207,19 +192,14 @@ function isInternal(name: string, flagged: boolean): boolean {
 
 async function topicsCommand(args: ParsedArgs): Promise<number> {
   checkArgs(args);
-  const admin = new AdminClient(
-    adminClientOptions(args.value("bootstrap-server"), args.value("command-config")),
-  );
-  try {
+  await withAdminClient(args, async (admin) => {
     if (args.has("create")) await createTopic(admin, args);
     else if (args.has("alter")) await alterTopic(admin, args);
     else if (args.has("list")) await listTopics(admin, args);
     else if (args.has("describe")) await describeTopics(admin, args);
     else if (args.has("delete")) await deleteTopic(admin, args);
-    return 0;
-  } finally {
-    await admin.close();
-  }
+  });
+  return 0;
 }
 
 /** Sorted topic names matching --topic (all without it), internal ones unless --exclude-internal. */

@@ -11,7 +11,7 @@
 //   const offsets = await admin.listOffsets([{ topic: "t", partition: 0, spec: "latest" }]);
 //   await admin.close();
 
-import { Apis } from "../../protocol/generated/api-table.js";
+import { type ApiDefinition, Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import { KafkaClientError } from "../errors.js";
 import type { BrokerConnection } from "../network/broker-connection.js";
@@ -112,34 +112,27 @@ export class AdminClient {
     options: { validateOnly?: boolean } = {},
   ): Promise<CreateTopicResult[]> {
     const res = await this.toController(
-      "CreateTopics",
-      async (conn) => {
-        const version = conn.versionFor(Apis.CreateTopics);
-        return conn.send(Apis.CreateTopics, version, {
-          topics: topics.map((t) => ({
-            name: t.name,
-            numPartitions: t.assignments ? -1 : (t.numPartitions ?? -1),
-            replicationFactor: t.assignments ? -1 : (t.replicationFactor ?? -1),
-            assignments: (t.assignments ?? []).map((brokerIds, partitionIndex) => ({
-              partitionIndex,
-              brokerIds: [...brokerIds],
-            })),
-            configs: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+      Apis.CreateTopics,
+      () => ({
+        topics: topics.map((t) => ({
+          name: t.name,
+          numPartitions: t.assignments ? -1 : (t.numPartitions ?? -1),
+          replicationFactor: t.assignments ? -1 : (t.replicationFactor ?? -1),
+          assignments: (t.assignments ?? []).map((brokerIds, partitionIndex) => ({
+            partitionIndex,
+            brokerIds: [...brokerIds],
           })),
-          timeoutMs: this.timeoutMs,
-          validateOnly: options.validateOnly ?? false,
-        });
-      },
+          configs: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+        timeoutMs: this.timeoutMs,
+        validateOnly: options.validateOnly ?? false,
+      }),
       (r) => r.topics.map((t) => t.errorCode),
     );
     return topics.map((t): CreateTopicResult => {
       const r = res.topics.find((x) => x.name === t.name);
-      if (!r)
-        return {
-          name: t.name,
-          error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", `No result for topic '${t.name}'`),
-        };
-      if (r.errorCode !== ErrorCode.NONE) return { name: t.name, error: err(r.errorCode, r.errorMessage) };
+      const error = topicResultError(t.name, r, `topic '${t.name}'`, false);
+      if (error || !r) return { name: t.name, error };
       return {
         name: r.name,
         topicId: r.topicId,
@@ -152,24 +145,22 @@ export class AdminClient {
 
   async deleteTopics(names: readonly string[]): Promise<DeleteTopicResult[]> {
     const res = await this.toController(
-      "DeleteTopics",
-      async (conn) => {
-        const version = conn.versionFor(Apis.DeleteTopics);
-        return conn.send(Apis.DeleteTopics, version, {
-          topics: version >= 6 ? names.map((name) => ({ name, topicId: ZERO_UUID })) : [],
-          topicNames: version < 6 ? [...names] : [],
-          timeoutMs: this.timeoutMs,
-        });
-      },
+      Apis.DeleteTopics,
+      (version) => ({
+        topics: version >= 6 ? names.map((name) => ({ name, topicId: ZERO_UUID })) : [],
+        topicNames: version < 6 ? [...names] : [],
+        timeoutMs: this.timeoutMs,
+      }),
       (r) => r.responses.map((t) => t.errorCode),
     );
     return names.map((name): DeleteTopicResult => {
-      const r = res.responses.find((x) => x.name === name);
-      if (!r)
-        return { name, error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", `No result for topic '${name}'`) };
-      if (r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) return { name, error: unknownTopic(name) };
-      if (r.errorCode !== ErrorCode.NONE) return { name, error: err(r.errorCode, r.errorMessage) };
-      return { name };
+      const error = topicResultError(
+        name,
+        res.responses.find((x) => x.name === name),
+        `topic '${name}'`,
+        true,
+      );
+      return error ? { name, error } : { name };
     });
   }
 
@@ -219,32 +210,22 @@ export class AdminClient {
     options: { validateOnly?: boolean } = {},
   ): Promise<CreatePartitionsResult[]> {
     const res = await this.toController(
-      "CreatePartitions",
-      async (conn) => {
-        const version = conn.versionFor(Apis.CreatePartitions);
-        return conn.send(Apis.CreatePartitions, version, {
-          topics: requests.map((r) => ({
-            name: r.topic,
-            count: r.totalCount,
-            assignments: r.assignments ? r.assignments.map((ids) => ({ brokerIds: [...ids] })) : null,
-          })),
-          timeoutMs: this.timeoutMs,
-          validateOnly: options.validateOnly ?? false,
-        });
-      },
+      Apis.CreatePartitions,
+      () => ({
+        topics: requests.map((r) => ({
+          name: r.topic,
+          count: r.totalCount,
+          assignments: r.assignments ? r.assignments.map((ids) => ({ brokerIds: [...ids] })) : null,
+        })),
+        timeoutMs: this.timeoutMs,
+        validateOnly: options.validateOnly ?? false,
+      }),
       (r) => r.results.map((t) => t.errorCode),
     );
     return requests.map((q): CreatePartitionsResult => {
       const r = res.results.find((x) => x.name === q.topic);
-      if (!r)
-        return {
-          topic: q.topic,
-          error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", `No result for '${q.topic}'`),
-        };
-      if (r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        return { topic: q.topic, error: unknownTopic(q.topic) };
-      if (r.errorCode !== ErrorCode.NONE) return { topic: q.topic, error: err(r.errorCode, r.errorMessage) };
-      return { topic: q.topic };
+      const error = topicResultError(q.topic, r, `'${q.topic}'`, true);
+      return error ? { topic: q.topic, error } : { topic: q.topic };
     });
   }
 
@@ -259,55 +240,36 @@ export class AdminClient {
       configNames?: readonly string[];
     } = {},
   ): Promise<DescribeConfigsResult[]> {
-    const results = new Map<ConfigResource, DescribeConfigsResult>();
-    for (const [brokerId, group] of this.groupByConfigBroker(resources)) {
-      const res = await this.cluster.withRetries("DescribeConfigs", async () => {
-        const conn = await this.configConnection(brokerId);
-        const version = conn.versionFor(Apis.DescribeConfigs, { min: 1 });
-        return conn.send(Apis.DescribeConfigs, version, {
-          resources: group.map((r) => ({
-            resourceType: resourceTypeId(r.type),
-            resourceName: r.name,
-            configurationKeys: options.configNames ? [...options.configNames] : null,
-          })),
-          includeSynonyms: options.includeSynonyms ?? false,
-          includeDocumentation: options.includeDocumentation ?? false,
-        });
+    const answers = await this.toConfigBrokers("DescribeConfigs", resources, async (conn, group) => {
+      const version = conn.versionFor(Apis.DescribeConfigs, { min: 1 });
+      const res = await conn.send(Apis.DescribeConfigs, version, {
+        resources: group.map((r) => ({
+          resourceType: resourceTypeId(r.type),
+          resourceName: r.name,
+          configurationKeys: options.configNames ? [...options.configNames] : null,
+        })),
+        includeSynonyms: options.includeSynonyms ?? false,
+        includeDocumentation: options.includeDocumentation ?? false,
       });
-      for (const r of group) {
-        const x = res.results.find(
-          (y) => y.resourceType === resourceTypeId(r.type) && y.resourceName === r.name,
-        );
-        if (!x) {
-          results.set(r, {
-            resource: r,
-            entries: [],
-            error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", "no result"),
-          });
-        } else if (x.errorCode !== ErrorCode.NONE) {
-          const error =
-            x.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && r.type === "topic"
-              ? unknownTopic(r.name)
-              : err(x.errorCode, x.errorMessage);
-          results.set(r, { resource: r, entries: [], error });
-        } else {
-          results.set(r, {
-            resource: r,
-            entries: x.configs.map((c) => ({
-              name: c.name,
-              value: c.value,
-              source: c.configSource,
-              isDefault: c.configSource === 5,
-              isSensitive: c.isSensitive,
-              isReadOnly: c.readOnly,
-              synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value, source: s.source })),
-              documentation: c.documentation,
-            })),
-          });
-        }
-      }
-    }
-    return resources.map((r) => results.get(r)!);
+      return res.results;
+    });
+    return resources.map((r, i): DescribeConfigsResult => {
+      const { answer: x, error } = answers[i];
+      if (error || !x) return { resource: r, entries: [], error };
+      return {
+        resource: r,
+        entries: x.configs.map((c) => ({
+          name: c.name,
+          value: c.value,
+          source: c.configSource,
+          isDefault: c.configSource === 5,
+          isSensitive: c.isSensitive,
+          isReadOnly: c.readOnly,
+          synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value, source: s.source })),
+          documentation: c.documentation,
+        })),
+      };
+    });
   }
 
   /** IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT per config of each resource. */
@@ -315,39 +277,28 @@ export class AdminClient {
     changes: ReadonlyArray<{ resource: ConfigResource; ops: readonly AlterConfigOp[] }>,
     options: { validateOnly?: boolean } = {},
   ): Promise<AlterConfigsResult[]> {
-    const results = new Map<ConfigResource, AlterConfigsResult>();
     const byResource = new Map(changes.map((c) => [c.resource, c.ops]));
-    for (const [brokerId, group] of this.groupByConfigBroker(changes.map((c) => c.resource))) {
-      const res = await this.cluster.withRetries("IncrementalAlterConfigs", async () => {
-        const conn = await this.configConnection(brokerId);
-        const version = conn.versionFor(Apis.IncrementalAlterConfigs);
-        return conn.send(Apis.IncrementalAlterConfigs, version, {
-          resources: group.map((r) => ({
-            resourceType: resourceTypeId(r.type),
-            resourceName: r.name,
-            configs: (byResource.get(r) ?? []).map((o) => ({
-              name: o.name,
-              configOperation: AlterConfigOpType[o.op],
-              value: o.op === "DELETE" ? null : (o.value ?? null),
-            })),
+    const resources = changes.map((c) => c.resource);
+    const answers = await this.toConfigBrokers("IncrementalAlterConfigs", resources, async (conn, group) => {
+      const version = conn.versionFor(Apis.IncrementalAlterConfigs);
+      const res = await conn.send(Apis.IncrementalAlterConfigs, version, {
+        resources: group.map((r) => ({
+          resourceType: resourceTypeId(r.type),
+          resourceName: r.name,
+          configs: (byResource.get(r) ?? []).map((o) => ({
+            name: o.name,
+            configOperation: AlterConfigOpType[o.op],
+            value: o.op === "DELETE" ? null : (o.value ?? null),
           })),
-          validateOnly: options.validateOnly ?? false,
-        });
+        })),
+        validateOnly: options.validateOnly ?? false,
       });
-      for (const r of group) {
-        const x = res.responses.find(
-          (y) => y.resourceType === resourceTypeId(r.type) && y.resourceName === r.name,
-        );
-        if (!x)
-          results.set(r, { resource: r, error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", "no result") });
-        else if (x.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && r.type === "topic")
-          results.set(r, { resource: r, error: unknownTopic(r.name) });
-        else if (x.errorCode !== ErrorCode.NONE)
-          results.set(r, { resource: r, error: err(x.errorCode, x.errorMessage) });
-        else results.set(r, { resource: r });
-      }
-    }
-    return changes.map((c) => results.get(c.resource)!);
+      return res.responses;
+    });
+    return resources.map((r, i): AlterConfigsResult => {
+      const { error } = answers[i];
+      return error ? { resource: r, error } : { resource: r };
+    });
   }
 
   // ---- offsets and records ---------------------------------------------------------------------------
@@ -375,9 +326,7 @@ export class AdminClient {
         timeoutMs: this.timeoutMs,
       });
       return batch.map((p) => {
-        const x = res.topics
-          .find((t) => t.name === p.topic)
-          ?.partitions.find((q) => q.partitionIndex === p.partition);
+        const x = findPartition(res.topics, p);
         if (!x) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, result: undefined };
         return {
           errorCode: x.errorCode,
@@ -391,18 +340,18 @@ export class AdminClient {
         };
       });
     });
-    return requests.map((r, i): ListOffsetsResultInfo => {
-      const d = done[i];
-      if (d.result) return d.result;
-      return {
+    return leaderResults(
+      requests,
+      done,
+      (r, error): ListOffsetsResultInfo => ({
         topic: r.topic,
         partition: r.partition,
         offset: -1n,
         timestamp: -1n,
         leaderEpoch: -1,
-        error: d.error,
-      };
-    });
+        error,
+      }),
+    );
   }
 
   /** DeleteRecords: moves each partition's log start offset to `offset` (-1 = the high watermark). */
@@ -419,9 +368,7 @@ export class AdminClient {
         timeoutMs: this.timeoutMs,
       });
       return batch.map((p) => {
-        const x = res.topics
-          .find((t) => t.name === p.topic)
-          ?.partitions.find((q) => q.partitionIndex === p.partition);
+        const x = findPartition(res.topics, p);
         if (!x) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, result: undefined };
         return {
           errorCode: x.errorCode,
@@ -429,11 +376,16 @@ export class AdminClient {
         };
       });
     });
-    return requests.map((r, i): DeleteRecordsResultInfo => {
-      const d = done[i];
-      if (d.result) return d.result;
-      return { topic: r.topic, partition: r.partition, lowWatermark: -1n, error: d.error };
-    });
+    return leaderResults(
+      requests,
+      done,
+      (r, error): DeleteRecordsResultInfo => ({
+        topic: r.topic,
+        partition: r.partition,
+        lowWatermark: -1n,
+        error,
+      }),
+    );
   }
 
   // ---- brokers -------------------------------------------------------------------------------------
@@ -523,15 +475,16 @@ export class AdminClient {
    * Sends to the controller, retrying retriable errors; when `codes` of the answer include
    * NOT_CONTROLLER the metadata is refreshed and the request sent again.
    */
-  private async toController<T>(
-    what: string,
-    send: (conn: BrokerConnection) => Promise<T>,
-    codes: (res: T) => number[],
-  ): Promise<T> {
-    return this.cluster.withRetries(what, async (attempt) => {
+  private async toController<Req, Res>(
+    api: ApiDefinition<Req, Res>,
+    request: (version: number) => Req,
+    codes: (res: Res) => number[],
+  ): Promise<Res> {
+    return this.cluster.withRetries(api.name, async (attempt) => {
       if (attempt > 0 || this.cluster.controllerId < 0) await this.cluster.refreshMetadata([]);
       const conn = await this.cluster.controllerConnection();
-      const res = await send(conn);
+      const version = conn.versionFor(api);
+      const res = await conn.send(api, version, request(version));
       if (codes(res).includes(ErrorCode.NOT_CONTROLLER)) throw KafkaClientError.of("NOT_CONTROLLER");
       return res;
     });
@@ -551,6 +504,33 @@ export class AdminClient {
 
   private async configConnection(brokerId: number): Promise<BrokerConnection> {
     return brokerId < 0 ? this.cluster.anyConnection() : this.cluster.connectionTo(brokerId);
+  }
+
+  /**
+   * Sends config requests to the brokers that must answer them (one request a broker, retried as a
+   * whole) and finds each resource's entry in the answer: an error for a missing entry, an unknown
+   * topic or an entry's error code. Results are in the order of `resources`.
+   */
+  private async toConfigBrokers<A extends ConfigAnswer>(
+    what: string,
+    resources: readonly ConfigResource[],
+    send: (conn: BrokerConnection, group: ConfigResource[]) => Promise<readonly A[]>,
+  ): Promise<Array<{ answer?: A; error?: KafkaClientError }>> {
+    const results = new Map<ConfigResource, { answer?: A; error?: KafkaClientError }>();
+    for (const [brokerId, group] of this.groupByConfigBroker(resources)) {
+      const answers = await this.cluster.withRetries(what, async () =>
+        send(await this.configConnection(brokerId), group),
+      );
+      for (const r of group) {
+        const x = answers.find((y) => y.resourceType === resourceTypeId(r.type) && y.resourceName === r.name);
+        if (!x) results.set(r, { error: KafkaClientError.of("UNKNOWN_SERVER_ERROR", "no result") });
+        else if (x.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && r.type === "topic")
+          results.set(r, { error: unknownTopic(r.name) });
+        else if (x.errorCode !== ErrorCode.NONE) results.set(r, { error: err(x.errorCode, x.errorMessage) });
+        else results.set(r, { answer: x });
+      }
+    }
+    return resources.map((r) => results.get(r)!);
   }
 
   /**
@@ -658,6 +638,48 @@ export class AdminClient {
         );
     return out;
   }
+}
+
+/** Each request's result from toLeaders, or `failed` with its error. */
+function leaderResults<Q, R>(
+  requests: readonly Q[],
+  done: ReadonlyArray<{ result?: R; error?: KafkaClientError }>,
+  failed: (request: Q, error: KafkaClientError | undefined) => R,
+): R[] {
+  return requests.map((q, i) => done[i].result ?? failed(q, done[i].error));
+}
+
+/** The answer for one topic-partition in a response's `topics[].partitions[]`. */
+function findPartition<P extends { partitionIndex: number }>(
+  topics: ReadonlyArray<{ name: string; partitions: readonly P[] }>,
+  tp: TopicPartitionRef,
+): P | undefined {
+  return topics.find((t) => t.name === tp.topic)?.partitions.find((q) => q.partitionIndex === tp.partition);
+}
+
+/** What a config response says of one resource. */
+interface ConfigAnswer {
+  resourceType: number;
+  resourceName: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+/**
+ * The error of one topic's entry in a controller's answer: none when it succeeded, UNKNOWN_SERVER_ERROR
+ * when the answer has no entry for it, and (with `unknownTopicError`) the tool-facing unknown-topic
+ * error for UNKNOWN_TOPIC_OR_PARTITION.
+ */
+function topicResultError(
+  name: string,
+  r: { errorCode: number; errorMessage: string | null } | undefined,
+  what: string,
+  unknownTopicError: boolean,
+): KafkaClientError | undefined {
+  if (!r) return KafkaClientError.of("UNKNOWN_SERVER_ERROR", `No result for ${what}`);
+  if (unknownTopicError && r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) return unknownTopic(name);
+  if (r.errorCode !== ErrorCode.NONE) return err(r.errorCode, r.errorMessage);
+  return undefined;
 }
 
 function groupByTopic<Q extends TopicPartitionRef>(batch: readonly Q[]): Array<[string, Q[]]> {

@@ -6,7 +6,14 @@
 // auto.commit.interval.ms, partition.assignment.strategy: range and roundrobin); without it the consumer
 // works on assigned partitions only and enable.auto.commit defaults to false, as in Kafka.
 
-import { ConfigException } from "../producer/producer-config.js";
+import {
+  applyCommonClientProperty,
+  boolValue,
+  ConfigException,
+  intValue,
+  listValue,
+  requireBootstrapServers,
+} from "../config-parsing.js";
 import { assignorFor } from "./partition-assignors.js";
 
 export type AutoOffsetReset = "earliest" | "latest" | "none";
@@ -72,10 +79,7 @@ export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
 
 /** partition.assignment.strategy: a list of assignor names or Kafka class names. */
 export function parseAssignmentStrategy(v: string): string[] {
-  const names = v
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
+  const names = listValue(v);
   if (names.length === 0)
     throw new ConfigException(`Invalid value ${v} for configuration partition.assignment.strategy`);
   return names.map((n) => {
@@ -87,14 +91,6 @@ export function parseAssignmentStrategy(v: string): string[] {
     }
     return a.name;
   });
-}
-
-function intValue(key: string, v: string, min: number): number {
-  const n = Number(v.trim());
-  if (!Number.isInteger(n) || n < min || n > 2147483647) {
-    throw new ConfigException(`Invalid value ${v} for configuration ${key}: expected an integer >= ${min}`);
-  }
-  return n;
 }
 
 /** isolation.level as Kafka spells it. */
@@ -118,16 +114,8 @@ export function parseAutoOffsetReset(v: string): AutoOffsetReset {
 export function consumerConfigFromProperties(props: Readonly<Record<string, string>>): ConsumerConfig {
   const c: ConsumerConfig = { ...CONSUMER_DEFAULTS, bootstrapServers: [] };
   for (const [key, value] of Object.entries(props)) {
+    if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {
-      case "bootstrap.servers":
-        c.bootstrapServers = value
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s !== "");
-        break;
-      case "client.id":
-        c.clientId = value;
-        break;
       case "group.id":
         c.groupId = value;
         break;
@@ -155,12 +143,6 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
       case "check.crcs":
         c.checkCrcs = value.trim().toLowerCase() !== "false";
         break;
-      case "request.timeout.ms":
-        c.requestTimeoutMs = intValue(key, value, 0);
-        break;
-      case "retry.backoff.ms":
-        c.retryBackoffMs = intValue(key, value, 0);
-        break;
       case "default.api.timeout.ms":
         c.defaultApiTimeoutMs = intValue(key, value, 0);
         break;
@@ -179,20 +161,11 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
       case "max.poll.interval.ms":
         c.maxPollIntervalMs = intValue(key, value, 1);
         break;
-      case "enable.auto.commit": {
-        const b = value.trim().toLowerCase();
-        if (b !== "true" && b !== "false")
-          throw new ConfigException(
-            `Invalid value ${value} for configuration ${key}: Expected value to be either true or false`,
-          );
-        c.enableAutoCommit = b === "true";
+      case "enable.auto.commit":
+        c.enableAutoCommit = boolValue(key, value);
         break;
-      }
       case "auto.commit.interval.ms":
         c.autoCommitIntervalMs = intValue(key, value, 0);
-        break;
-      case "metadata.max.age.ms":
-        c.metadataMaxAgeMs = intValue(key, value, 0);
         break;
       case "partition.assignment.strategy":
         c.partitionAssignmentStrategy = parseAssignmentStrategy(value);
@@ -201,10 +174,6 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
         break;
     }
   }
-  if (c.bootstrapServers.length === 0) {
-    throw new ConfigException(
-      'Missing required configuration "bootstrap.servers" which has no default value.',
-    );
-  }
+  requireBootstrapServers(c.bootstrapServers);
   return c;
 }

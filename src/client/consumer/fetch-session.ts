@@ -6,6 +6,7 @@
 // answers with session id 0 makes the next request a full one again.
 
 import { ErrorCode } from "../../protocol/generated/errors.js";
+import type { FetchPartition } from "../../protocol/generated/messages/FetchRequest.js";
 
 /** What the client wants fetched for one partition. */
 export interface FetchTarget {
@@ -13,6 +14,19 @@ export interface FetchTarget {
   partition: number;
   fetchOffset: bigint;
   maxBytes: number;
+}
+
+/** A target as a consumer's FetchRequest partition: no leader epoch, log start or replica directory. */
+export function fetchPartition(t: FetchTarget): FetchPartition {
+  return {
+    partition: t.partition,
+    currentLeaderEpoch: -1,
+    fetchOffset: t.fetchOffset,
+    lastFetchedEpoch: -1,
+    logStartOffset: -1n,
+    partitionMaxBytes: t.maxBytes,
+    replicaDirectoryId: "AAAAAAAAAAAAAAAAAAAAAA",
+  };
 }
 
 export interface FetchSessionRequest {

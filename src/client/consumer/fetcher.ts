@@ -20,7 +20,7 @@ import { KafkaClientError } from "../errors.js";
 import type { ClusterClient } from "../network/cluster-client.js";
 import { AbortedTransactionFilter } from "./aborted-transactions.js";
 import type { ConsumerConfig } from "./consumer-config.js";
-import { FetchSessionHandler, type FetchTarget } from "./fetch-session.js";
+import { FetchSessionHandler, type FetchTarget, fetchPartition } from "./fetch-session.js";
 import type { PartitionState, SubscriptionState } from "./subscription-state.js";
 
 /** A record as poll() returns it (Kafka's ConsumerRecord). */
@@ -161,15 +161,7 @@ export class Fetcher {
         };
         topics.set(t.topic, ft);
       }
-      ft.partitions.push({
-        partition: t.partition,
-        currentLeaderEpoch: -1,
-        fetchOffset: t.fetchOffset,
-        lastFetchedEpoch: -1,
-        logStartOffset: -1n,
-        partitionMaxBytes: t.maxBytes,
-        replicaDirectoryId: "AAAAAAAAAAAAAAAAAAAAAA",
-      });
+      ft.partitions.push(fetchPartition(t));
     }
     const forgotten = new Map<string, number[]>();
     for (const f of built.toForget) {

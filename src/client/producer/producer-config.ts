@@ -6,6 +6,15 @@
 // transactional.id rather than pretend.
 
 import { type CompressionType, compressionTypeForName } from "../../protocol/records/compression.js";
+import {
+  applyCommonClientProperty,
+  boolValue,
+  ConfigException,
+  intValue,
+  requireBootstrapServers,
+} from "../config-parsing.js";
+
+export { ConfigException };
 
 export type Acks = 0 | 1 | -1;
 
@@ -50,28 +59,6 @@ export const PRODUCER_DEFAULTS: Omit<ProducerConfig, "bootstrapServers"> = {
   partitionerIgnoreKeys: false,
 };
 
-/** A bad configuration value (Kafka's ConfigException). */
-export class ConfigException extends Error {
-  override readonly name = "ConfigException";
-}
-
-function intValue(key: string, v: string, min: number): number {
-  const n = Number(v.trim());
-  if (!Number.isInteger(n) || n < min || n > 2147483647) {
-    throw new ConfigException(`Invalid value ${v} for configuration ${key}: expected an integer >= ${min}`);
-  }
-  return n;
-}
-
-function boolValue(key: string, v: string): boolean {
-  const t = v.trim().toLowerCase();
-  if (t === "true") return true;
-  if (t === "false") return false;
-  throw new ConfigException(
-    `Invalid value ${v} for configuration ${key}: Expected value to be either true or false`,
-  );
-}
-
 /** acks as Kafka accepts it: all, -1, 0, 1. */
 export function parseAcks(v: string): Acks {
   const t = v.trim();
@@ -98,16 +85,8 @@ export function parseCompressionType(v: string): CompressionType {
 export function producerConfigFromProperties(props: Readonly<Record<string, string>>): ProducerConfig {
   const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [] };
   for (const [key, value] of Object.entries(props)) {
+    if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {
-      case "bootstrap.servers":
-        c.bootstrapServers = value
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s !== "");
-        break;
-      case "client.id":
-        c.clientId = value;
-        break;
       case "acks":
         c.acks = parseAcks(value);
         break;
@@ -134,26 +113,17 @@ export function producerConfigFromProperties(props: Readonly<Record<string, stri
       case "retries":
         c.retries = intValue(key, value, 0);
         break;
-      case "retry.backoff.ms":
-        c.retryBackoffMs = intValue(key, value, 0);
-        break;
       case "retry.backoff.max.ms":
         c.retryBackoffMaxMs = intValue(key, value, 0);
         break;
       case "delivery.timeout.ms":
         c.deliveryTimeoutMs = intValue(key, value, 0);
         break;
-      case "request.timeout.ms":
-        c.requestTimeoutMs = intValue(key, value, 0);
-        break;
       case "max.request.size":
         c.maxRequestSize = intValue(key, value, 0);
         break;
       case "max.block.ms":
         c.maxBlockMs = intValue(key, value, 0);
-        break;
-      case "metadata.max.age.ms":
-        c.metadataMaxAgeMs = intValue(key, value, 0);
         break;
       case "partitioner.ignore.keys":
         c.partitionerIgnoreKeys = boolValue(key, value);
@@ -168,11 +138,7 @@ export function producerConfigFromProperties(props: Readonly<Record<string, stri
         break; // Kafka logs unknown configs and ignores them
     }
   }
-  if (c.bootstrapServers.length === 0) {
-    throw new ConfigException(
-      'Missing required configuration "bootstrap.servers" which has no default value.',
-    );
-  }
+  requireBootstrapServers(c.bootstrapServers);
   // Kafka: delivery.timeout.ms should be >= linger.ms + request.timeout.ms.
   if (c.deliveryTimeoutMs < c.lingerMs + c.requestTimeoutMs) {
     c.deliveryTimeoutMs = c.lingerMs + c.requestTimeoutMs;

@@ -44,7 +44,7 @@ export function offsetFetchHandler(services: BrokerServices): HandlerRegistratio
           g.topics?.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition }))) ??
           null;
         const member = v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined;
-        const r = coordinator.fetchOffsets(g.groupId, wanted, member);
+        const r = coordinator.fetchOffsets(g.groupId, wanted, member, request.requireStable);
         response.groups.push({
           ...defaultOffsetFetchResponseGroup(),
           groupId: g.groupId,
@@ -68,7 +68,7 @@ export function offsetFetchHandler(services: BrokerServices): HandlerRegistratio
     const topics = v >= 2 ? request.topics : (request.topics ?? []);
     const wanted =
       topics?.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition }))) ?? null;
-    const r = coordinator.fetchOffsets(request.groupId, wanted);
+    const r = coordinator.fetchOffsets(request.groupId, wanted, undefined, v >= 7 && request.requireStable);
     let partitions = r.partitions;
     if (r.errorCode !== ErrorCode.NONE && v < 2) {
       // v0–1 have no group-level error: every requested partition carries it.

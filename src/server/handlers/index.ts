@@ -39,6 +39,7 @@ import { addPartitionsToTxnHandler } from "./24-add-partitions-to-txn.js";
 import { addOffsetsToTxnHandler } from "./25-add-offsets-to-txn.js";
 import { endTxnHandler } from "./26-end-txn.js";
 import { writeTxnMarkersHandler } from "./27-write-txn-markers.js";
+import { txnOffsetCommitHandler } from "./28-txn-offset-commit.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
@@ -106,6 +107,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   addOffsetsToTxnHandler,
   endTxnHandler,
   writeTxnMarkersHandler,
+  txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,

@@ -5,47 +5,18 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import kafkajs from "kafkajs";
-import { BrokerHarness, type CommandResult, describeResult } from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
+import { describeResult } from "../../support/broker-harness.js";
+import { cliToolFixture, ok, oneLineError, tributary } from "../../support/cli-tool-fixture.js";
 
 const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
-
-let broker: BrokerHarness;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
-
-function configs(...args: string[]): Promise<CommandResult> {
-  return tributary("configs", "--bootstrap-server", broker.bootstrap, ...args);
-}
-
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
-
-function ok(r: CommandResult, what: string): string[] {
-  assert.equal(r.code, 0, describeResult(what, r));
-  assert.equal(r.stderr, "", describeResult(what, r));
-  return lines(r.stdout);
-}
-
-function oneLineError(r: CommandResult, what: string): string {
-  assert.equal(r.code, 1, describeResult(what, r));
-  const err = lines(r.stderr);
-  assert.equal(err.length, 1, describeResult(what, r));
-  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
-  return err[0];
-}
 
 /** Non-default configs of a topic as KafkaJS's admin client reads them. */
 async function kafkajsTopicOverrides(topic: string): Promise<Record<string, string>> {
   const kafka = new Kafka({
     clientId: "configs-test",
-    brokers: [broker.bootstrap],
+    brokers: [fx.broker.bootstrap],
     logLevel: logLevel.NOTHING,
   });
   const admin = kafka.admin();
@@ -63,25 +34,25 @@ async function kafkajsTopicOverrides(topic: string): Promise<Record<string, stri
   }
 }
 
-before(async () => {
-  broker = await BrokerHarness.start({ name: "tributary-configs-tool" });
-  const r = await tributary(
-    "topics",
-    "--bootstrap-server",
-    broker.bootstrap,
-    "--create",
-    "--topic",
-    "cfg",
-    "--partitions",
-    "1",
-    "--config",
-    "retention.ms=1000000",
-  );
-  assert.equal(r.code, 0, describeResult("create topic", r));
+const fx = cliToolFixture({
+  name: "tributary-configs-tool",
+  setup: async () => {
+    const r = await tributary(
+      "topics",
+      "--bootstrap-server",
+      fx.broker.bootstrap,
+      "--create",
+      "--topic",
+      "cfg",
+      "--partitions",
+      "1",
+      "--config",
+      "retention.ms=1000000",
+    );
+    assert.equal(r.code, 0, describeResult("create topic", r));
+  },
 });
-after(async () => {
-  await broker?.close();
-});
+const configs = fx.tool("configs");
 
 describe("tributary configs", () => {
   test("--describe of a topic prints its dynamic configs with synonyms", async () => {
@@ -125,7 +96,7 @@ describe("tributary configs", () => {
       "cleanup.policy": "compact,delete",
       "segment.bytes": "1048576",
     });
-    const file = join(broker.root, "add.properties");
+    const file = join(fx.broker.root, "add.properties");
     writeFileSync(file, "# from a file\nmax.message.bytes=2000000\n");
     assert.deepEqual(
       ok(await configs("--alter", "--topic", "cfg", "--add-config-file", file), "alter file"),

@@ -8,17 +8,20 @@
 
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import {
-  BrokerHarness,
   type CommandResult,
   describeResult,
   readWithKcat,
   runCommand,
 } from "../../support/broker-harness.js";
+import { cliToolFixture, oneLineError } from "../../support/cli-tool-fixture.js";
 import { runTributary } from "../../support/tributary-cli.js";
 
-let broker: BrokerHarness;
+const fx = cliToolFixture({
+  name: "console-tools",
+  overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "0" },
+});
 
 function tributary(args: string[], input = ""): Promise<CommandResult> {
   return runTributary(args, { timeoutMs: 30_000, input });
@@ -26,32 +29,21 @@ function tributary(args: string[], input = ""): Promise<CommandResult> {
 
 function produce(topic: string, input: string, ...extra: string[]): Promise<CommandResult> {
   return tributary(
-    ["console-producer", "--bootstrap-server", broker.bootstrap, "--topic", topic, ...extra],
+    ["console-producer", "--bootstrap-server", fx.broker.bootstrap, "--topic", topic, ...extra],
     input,
   );
 }
 
 function consume(topic: string, ...extra: string[]): Promise<CommandResult> {
-  return tributary(["console-consumer", "--bootstrap-server", broker.bootstrap, "--topic", topic, ...extra]);
+  return tributary([
+    "console-consumer",
+    "--bootstrap-server",
+    fx.broker.bootstrap,
+    "--topic",
+    topic,
+    ...extra,
+  ]);
 }
-
-function oneLineError(r: CommandResult, what: string): string {
-  assert.equal(r.code, 1, describeResult(what, r));
-  const err = r.stderr.replace(/\n$/, "").split("\n");
-  assert.equal(err.length, 1, describeResult(what, r));
-  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
-  return err[0];
-}
-
-before(async () => {
-  broker = await BrokerHarness.start({
-    name: "console-tools",
-    overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "0" },
-  });
-});
-after(async () => {
-  await broker?.close();
-});
 
 describe("console-producer", () => {
   test("parse.key with the default tab separator: kcat finds each key on its murmur2 partition", async () => {
@@ -66,14 +58,14 @@ describe("console-producer", () => {
     assert.equal(r.stderr, "");
     const kin = await runCommand(
       "/usr/bin/kcat",
-      ["-b", broker.bootstrap, "-P", "-t", "cp-keys-kcat", "-K:", "-X", "partitioner=murmur2_random"],
+      ["-b", fx.broker.bootstrap, "-P", "-t", "cp-keys-kcat", "-K:", "-X", "partitioner=murmur2_random"],
       { input: keys.map((k) => `${k}:x`).join("\n") },
     );
     assert.equal(kin.code, 0, describeResult("kcat -P", kin));
     const expected = new Map(
-      (await readWithKcat(broker.bootstrap, "cp-keys-kcat")).map((m) => [m.key, m.partition]),
+      (await readWithKcat(fx.broker.bootstrap, "cp-keys-kcat")).map((m) => [m.key, m.partition]),
     );
-    const got = await readWithKcat(broker.bootstrap, "cp-keys");
+    const got = await readWithKcat(fx.broker.bootstrap, "cp-keys");
     assert.equal(got.length, 20);
     for (const m of got) {
       assert.equal(m.value, `value of ${m.key}`);
@@ -101,7 +93,7 @@ describe("console-producer", () => {
         "linger.ms=0",
       );
       assert.equal(r.code, 0, describeResult("console-producer", r));
-      const got = await readWithKcat(broker.bootstrap, topic);
+      const got = await readWithKcat(fx.broker.bootstrap, topic);
       const byKey = new Map(got.map((m) => [m.key, m]));
       assert.equal(byKey.get("k1")?.value, "v1");
       assert.equal(byKey.get("k1")?.headers, "h1=a,h2=b");
@@ -126,7 +118,7 @@ describe("console-producer", () => {
         "partitioner.ignore.keys=true",
       );
       assert.equal(r.code, 0, describeResult("console-producer", r));
-      const got = await readWithKcat(broker.bootstrap, topic);
+      const got = await readWithKcat(fx.broker.bootstrap, topic);
       assert.deepEqual(got.map((m) => m.value).sort(), [...lines].sort());
     }
   });
@@ -188,7 +180,7 @@ describe("console-consumer", () => {
     // kcat writes the records the consumer tests read: partition 0, keys, a header on the first.
     const r = await runCommand(
       "/usr/bin/kcat",
-      ["-b", broker.bootstrap, "-P", "-t", "cc", "-p", "0", "-K:", "-H", "hk=hv", "-z", "snappy"],
+      ["-b", fx.broker.bootstrap, "-P", "-t", "cc", "-p", "0", "-K:", "-H", "hk=hv", "-z", "snappy"],
       { input: "k1:v1\nk2:v2\nk3:v3\n" },
     );
     assert.equal(r.code, 0, describeResult("kcat -P", r));
@@ -270,7 +262,7 @@ describe("console-consumer", () => {
     for (const codec of ["gzip", "snappy", "lz4", "zstd"]) {
       const w = await runCommand(
         "/usr/bin/kcat",
-        ["-b", broker.bootstrap, "-P", "-t", `cc-${codec}`, "-p", "1", "-z", codec],
+        ["-b", fx.broker.bootstrap, "-P", "-t", `cc-${codec}`, "-p", "1", "-z", codec],
         {
           input: "a\nb\nc\n",
         },
@@ -308,7 +300,7 @@ describe("console-consumer", () => {
     const describe = await tributary([
       "consumer-groups",
       "--bootstrap-server",
-      broker.bootstrap,
+      fx.broker.bootstrap,
       "--describe",
       "--group",
       "cg1",

@@ -9,7 +9,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
-import { AdminClient } from "../../../src/client/admin/admin-client.js";
 import { GroupAdmin, tpKey } from "../../../src/client/admin/group-admin.js";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../../src/protocol/generated/errors.js";
@@ -17,71 +16,47 @@ import { writeConsumerProtocolSubscription } from "../../../src/protocol/generat
 import { Writer } from "../../../src/protocol/primitives/writer.js";
 import {
   type BackgroundCommand,
-  BrokerHarness,
   type CommandResult,
   describeResult,
   runCommand,
   startCommand,
   waitFor,
 } from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
+import {
+  cliToolFixture,
+  lines,
+  ok as okLines,
+  oneLineError,
+  tributary,
+} from "../../support/cli-tool-fixture.js";
 
 const KCAT = "/usr/bin/kcat";
 const TOPIC = "orders";
 /** Records produced to each partition of TOPIC before the tests. */
 const INITIAL = [5, 3, 4];
 
-let broker: BrokerHarness;
-let admin: AdminClient;
 let groups: GroupAdmin;
 let kafka: kafkajs.Kafka;
 let producer: kafkajs.Producer;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
-
-function cg(...args: string[]): Promise<CommandResult> {
-  return tributary("consumer-groups", "--bootstrap-server", broker.bootstrap, ...args);
-}
-
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
-
-function ok(r: CommandResult, what: string): string[] {
-  assert.equal(r.code, 0, describeResult(what, r));
-  return lines(r.stdout);
-}
-
-function oneLineError(r: CommandResult, what: string): string {
-  assert.equal(r.code, 1, describeResult(what, r));
-  const err = lines(r.stderr);
-  assert.equal(err.length, 1, describeResult(what, r));
-  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
-  return err[0];
-}
 
 /** Java's `%-Ns`, joined by spaces; the last column unpadded. */
 function cols(values: readonly string[], widths: readonly number[]): string {
   return values.map((v, i) => (i < widths.length ? v.padEnd(widths[i]) : v)).join(" ");
 }
 
-const OFFSETS_HEADER = cols(
-  [
-    "GROUP",
-    "TOPIC",
-    "PARTITION",
-    "CURRENT-OFFSET",
-    "LOG-END-OFFSET",
-    "LAG",
-    "CONSUMER-ID",
-    "HOST",
-    "CLIENT-ID",
-  ],
-  [15, 15, 10, 15, 15, 15, 15, 15],
-);
+/** The columns of consumer-groups --describe's offsets table. */
+const OFFSETS_COLUMNS = [
+  "GROUP",
+  "TOPIC",
+  "PARTITION",
+  "CURRENT-OFFSET",
+  "LOG-END-OFFSET",
+  "LAG",
+  "CONSUMER-ID",
+  "HOST",
+  "CLIENT-ID",
+];
+const OFFSETS_HEADER = cols(OFFSETS_COLUMNS, [15, 15, 10, 15, 15, 15, 15, 15]);
 
 async function produce(partition: number, count: number, tag: string): Promise<void> {
   const messages = Array.from({ length: count }, (_, i) => ({ partition, value: `${tag}-${i}` }));
@@ -97,7 +72,7 @@ async function committed(group: string): Promise<number[]> {
 function kcatMember(group: string): BackgroundCommand {
   return startCommand(KCAT, [
     "-b",
-    broker.bootstrap,
+    fx.broker.bootstrap,
     "-G",
     group,
     "-q",
@@ -111,35 +86,37 @@ function kcatMember(group: string): BackgroundCommand {
   ]);
 }
 
-before(async () => {
-  broker = await BrokerHarness.start({
-    name: "tributary-consumer-groups-tool",
-    overrides: {
-      "group.initial.rebalance.delay.ms": "0",
-      "group.min.session.timeout.ms": "1000",
-      "offsets.topic.num.partitions": "5",
-    },
-  });
-  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
-  groups = new GroupAdmin(admin.cluster, { timeoutMs: 10_000 });
-  const [r] = await admin.createTopics([{ name: TOPIC, numPartitions: 3, replicationFactor: 1 }]);
-  assert.equal(r.error, undefined);
-  kafka = new kafkajs.Kafka({
-    clientId: "cg-test",
-    brokers: [broker.bootstrap],
-    logLevel: kafkajs.logLevel.NOTHING,
-    retry: { retries: 8, initialRetryTime: 100 },
-  });
-  producer = kafka.producer({ createPartitioner: kafkajs.Partitioners.DefaultPartitioner });
-  await producer.connect();
-  for (let p = 0; p < INITIAL.length; p++) await produce(p, INITIAL[p], `init-p${p}`);
+const fx = cliToolFixture({
+  name: "tributary-consumer-groups-tool",
+  overrides: {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+    "offsets.topic.num.partitions": "5",
+  },
+  admin: true,
+  teardown: async () => {
+    await producer?.disconnect();
+  },
+  setup: async () => {
+    groups = new GroupAdmin(fx.admin.cluster, { timeoutMs: 10_000 });
+    await fx.createTopics([{ name: TOPIC, partitions: 3 }]);
+    kafka = new kafkajs.Kafka({
+      clientId: "cg-test",
+      brokers: [fx.broker.bootstrap],
+      logLevel: kafkajs.logLevel.NOTHING,
+      retry: { retries: 8, initialRetryTime: 100 },
+    });
+    producer = kafka.producer({ createPartitioner: kafkajs.Partitioners.DefaultPartitioner });
+    await producer.connect();
+    for (let p = 0; p < INITIAL.length; p++) await produce(p, INITIAL[p], `init-p${p}`);
+  },
 });
+const cg = fx.tool("consumer-groups");
 
-after(async () => {
-  await producer?.disconnect();
-  await admin?.close();
-  await broker?.close();
-});
+/** Exit 0 (stderr may carry warnings); returns the stdout lines. */
+function ok(r: CommandResult, what: string): string[] {
+  return okLines(r, what, { anyStderr: true });
+}
 
 describe("consumer-groups with a live kcat member", () => {
   let member: BackgroundCommand | undefined;
@@ -166,20 +143,7 @@ describe("consumer-groups with a live kcat member", () => {
     const widths = [15, 15, 10, 15, 15, 15, Math.max(15, memberId.length), 15];
     assert.deepEqual(out, [
       "",
-      cols(
-        [
-          "GROUP",
-          "TOPIC",
-          "PARTITION",
-          "CURRENT-OFFSET",
-          "LOG-END-OFFSET",
-          "LAG",
-          "CONSUMER-ID",
-          "HOST",
-          "CLIENT-ID",
-        ],
-        widths,
-      ),
+      cols(OFFSETS_COLUMNS, widths),
       ...INITIAL.map((n, p) =>
         cols(["gk", TOPIC, String(p), String(n), String(n), "0", memberId, "/127.0.0.1", "rdkafka"], widths),
       ),
@@ -216,7 +180,7 @@ describe("consumer-groups with a live kcat member", () => {
       `${cols(["gk", memberId, "/127.0.0.1", "rdkafka", "3"], [15, idWidth, 15, 15, 15])} ${cols(["-", `${TOPIC}:0,1,2`, "-", "-"], [15, 20, 15, 20])}`,
     );
     const state = ok(await cg("--describe", "--group", "gk", "--state"), "state");
-    const coordinator = `127.0.0.1:${broker.port}  (0)`;
+    const coordinator = `127.0.0.1:${fx.broker.port}  (0)`;
     assert.deepEqual(state, [
       "",
       cols(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"], [15, 25, 20, 20]),
@@ -417,7 +381,7 @@ describe("consumer-groups --reset-offsets on an inactive group", () => {
       KCAT,
       [
         "-b",
-        broker.bootstrap,
+        fx.broker.bootstrap,
         "-G",
         "gk",
         "-q",
@@ -460,7 +424,7 @@ describe("consumer-groups --reset-offsets on an inactive group", () => {
       `${TOPIC},0,2\n${TOPIC},1,2\n${TOPIC},2,2\n\n`,
       describeResult("export", exported),
     );
-    const file = join(broker.root, "plan.csv");
+    const file = join(fx.broker.root, "plan.csv");
     writeFileSync(file, exported.stdout);
     assert.deepEqual(
       ok(await cg("--reset-offsets", "--group", "gk", "--from-file", file, "--execute"), "from-file"),
@@ -568,7 +532,7 @@ describe("consumer-groups bad input", () => {
       oneLineError(await cg(...reset, "--by-duration", "1 hour"), "bad duration"),
       `${prefix}Text cannot be parsed to a Duration: '1 hour' (--by-duration expects PnDTnHnMnS, e.g. P1DT2H or PT30M)`,
     );
-    const file = join(broker.root, "bad.csv");
+    const file = join(fx.broker.root, "bad.csv");
     writeFileSync(file, `${TOPIC},0,1\n${TOPIC},1\n`);
     assert.equal(
       oneLineError(await cg("--reset-offsets", "--group", "gk", "--from-file", file, "--dry-run"), "bad csv"),
@@ -627,7 +591,7 @@ describe("consumer-groups while a group rebalances and after a broker restart", 
       { topics: [TOPIC], userData: null, ownedPartitions: [], generationId: -1, rackId: null },
       0,
     );
-    const conn = await admin.cluster.connectionTo(
+    const conn = await fx.admin.cluster.connectionTo(
       (await groups.cluster.findCoordinator("gr", "group")).nodeId,
     );
     const join = (memberId: string) =>
@@ -676,7 +640,7 @@ describe("consumer-groups while a group rebalances and after a broker restart", 
   });
 
   test("right after a restart the committed offsets are described (coordinator load retried)", async () => {
-    await broker.restart();
+    await fx.broker.restart();
     const r = await cg("--describe", "--group", "gk");
     assert.equal(r.code, 0, describeResult("describe after restart", r));
     const w = [15, 15, 10, 15, 15, 15, 15, 15];

@@ -5,16 +5,43 @@
 // and bad flags → one line, exit 1.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { formatDate } from "../../../src/cli/tools/consumer-perf-test.js";
 import { KafkaProducer } from "../../../src/client/producer/kafka-producer.js";
-import { BrokerHarness, type CommandResult, describeResult } from "../../support/broker-harness.js";
+import { type CommandResult, describeResult } from "../../support/broker-harness.js";
+import { cliToolFixture } from "../../support/cli-tool-fixture.js";
 import { runTributary } from "../../support/tributary-cli.js";
 
-let broker: BrokerHarness;
+const fx = cliToolFixture({
+  name: "consumer-perf",
+  overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "500" },
+  setup: async () => {
+    const p = new KafkaProducer({ "bootstrap.servers": fx.broker.bootstrap, "linger.ms": "5" });
+    const sends = [];
+    // 4000 records of 1 KiB value + 4-byte key: 4000 * 1028 bytes.
+    for (let i = 0; i < 4000; i++)
+      sends.push(p.send({ topic: "cperf", key: `k${i % 10}00`, value: Buffer.alloc(1024, 66) }));
+    await Promise.all(sends);
+    await p.close();
+  },
+});
 
 function tributary(args: string[]): Promise<CommandResult> {
   return runTributary(args, { timeoutMs: 60_000 });
+}
+
+/** Runs consumer-perf-test on topic cperf for `messages` records. */
+function perfTest(messages: string, ...extra: string[]): Promise<CommandResult> {
+  return tributary([
+    "consumer-perf-test",
+    "--bootstrap-server",
+    fx.broker.bootstrap,
+    "--topic",
+    "cperf",
+    "--messages",
+    messages,
+    ...extra,
+  ]);
 }
 
 const DATE = String.raw`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}`;
@@ -22,34 +49,9 @@ const NUM = String.raw`\d+\.\d{4}`;
 const HEADER =
   "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec";
 
-before(async () => {
-  broker = await BrokerHarness.start({
-    name: "consumer-perf",
-    overrides: { "num.partitions": "4", "group.initial.rebalance.delay.ms": "500" },
-  });
-  const p = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "5" });
-  const sends = [];
-  // 4000 records of 1 KiB value + 4-byte key: 4000 * 1028 bytes.
-  for (let i = 0; i < 4000; i++)
-    sends.push(p.send({ topic: "cperf", key: `k${i % 10}00`, value: Buffer.alloc(1024, 66) }));
-  await Promise.all(sends);
-  await p.close();
-});
-after(async () => {
-  await broker?.close();
-});
-
 describe("consumer-perf-test", () => {
   test("header and CSV line with Kafka's formats; bytes are key + value", async () => {
-    const r = await tributary([
-      "consumer-perf-test",
-      "--bootstrap-server",
-      broker.bootstrap,
-      "--topic",
-      "cperf",
-      "--messages",
-      "4000",
-    ]);
+    const r = await perfTest("4000");
     assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
     const lines = r.stdout.replace(/\n$/, "").split("\n");
     assert.equal(lines.length, 2, r.stdout);
@@ -65,20 +67,7 @@ describe("consumer-perf-test", () => {
 
   test("--group: the group's committed offsets carry over to the next run", async () => {
     const run = (timeout: string) =>
-      tributary([
-        "consumer-perf-test",
-        "--bootstrap-server",
-        broker.bootstrap,
-        "--topic",
-        "cperf",
-        "--messages",
-        "4000",
-        "--group",
-        "perf-group",
-        "--timeout",
-        timeout,
-        "--hide-header",
-      ]);
+      perfTest("4000", "--group", "perf-group", "--timeout", timeout, "--hide-header");
     const first = await run("10000");
     assert.equal(first.code, 0, describeResult("consumer-perf-test --group", first));
     const m = new RegExp(
@@ -94,13 +83,7 @@ describe("consumer-perf-test", () => {
   });
 
   test("--show-detailed-stats prints time, threadId, ... lines; --hide-header drops the header", async () => {
-    const r = await tributary([
-      "consumer-perf-test",
-      "--bootstrap-server",
-      broker.bootstrap,
-      "--topic",
-      "cperf",
-      "--messages",
+    const r = await perfTest(
       "4000",
       "--show-detailed-stats",
       "--reporting-interval",
@@ -108,7 +91,7 @@ describe("consumer-perf-test", () => {
       "--hide-header",
       "--fetch-size",
       "20000",
-    ]);
+    );
     assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
     const lines = r.stdout
       .replace(/\n$/, "")
@@ -120,17 +103,7 @@ describe("consumer-perf-test", () => {
   });
 
   test("too few messages: Kafka's WARNING after --timeout", async () => {
-    const r = await tributary([
-      "consumer-perf-test",
-      "--bootstrap-server",
-      broker.bootstrap,
-      "--topic",
-      "cperf",
-      "--messages",
-      "5000",
-      "--timeout",
-      "1000",
-    ]);
+    const r = await perfTest("5000", "--timeout", "1000");
     assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
     const lines = r.stdout.replace(/\n$/, "").split("\n");
     assert.equal(
@@ -143,21 +116,21 @@ describe("consumer-perf-test", () => {
   test("bad flags: one line, exit 1", async () => {
     const cases: Array<[string[], RegExp]> = [
       [
-        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf"],
+        ["--bootstrap-server", fx.broker.bootstrap, "--topic", "cperf"],
         /Missing required argument "\[messages\]"/,
       ],
       [
-        ["--bootstrap-server", broker.bootstrap, "--messages", "10"],
+        ["--bootstrap-server", fx.broker.bootstrap, "--messages", "10"],
         /Exactly one of the following arguments is required/,
       ],
       [
-        ["--bootstrap-server", broker.bootstrap, "--topic", "cperf", "--messages", "x"],
+        ["--bootstrap-server", fx.broker.bootstrap, "--topic", "cperf", "--messages", "x"],
         /Cannot parse argument 'x' of option messages/,
       ],
       [
         [
           "--bootstrap-server",
-          broker.bootstrap,
+          fx.broker.bootstrap,
           "--topic",
           "cperf",
           "--messages",
@@ -168,7 +141,7 @@ describe("consumer-perf-test", () => {
         /Reporting interval must be greater than 0/,
       ],
       [
-        ["--bootstrap-server", broker.bootstrap, "--topic", "nope", "--messages", "1"],
+        ["--bootstrap-server", fx.broker.bootstrap, "--topic", "nope", "--messages", "1"],
         /Topic 'nope' does not exist/,
       ],
       [["--wat"], /wat is not a recognized option/],

@@ -5,53 +5,41 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { AdminClient } from "../../../src/client/admin/admin-client.js";
+import { describe, test } from "node:test";
 import {
-  BrokerHarness,
   type CommandResult,
   describeResult,
   readWithKcat,
   runCommand,
 } from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
+import { cliToolFixture, lines, tributary } from "../../support/cli-tool-fixture.js";
 
-let broker: BrokerHarness;
-let admin: AdminClient;
 let files = 0;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
 
 /** Writes `json` to a file and runs delete-records on it. */
 function deleteRecords(json: string): Promise<CommandResult> {
-  const file = join(broker.root, `offsets-${files++}.json`);
+  const file = join(fx.broker.root, `offsets-${files++}.json`);
   writeFileSync(file, json);
-  return tributary("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", file);
+  return tributary("delete-records", "--bootstrap-server", fx.broker.bootstrap, "--offset-json-file", file);
 }
 
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
-
-before(async () => {
-  broker = await BrokerHarness.start({ name: "tributary-delete-records-tool" });
-  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
-  const [r] = await admin.createTopics([{ name: "dr", numPartitions: 2, replicationFactor: 1 }]);
-  assert.equal(r.error, undefined);
-  for (const p of [0, 1]) {
-    const input = Array.from({ length: 5 }, (_, i) => `p${p}-m${i}`).join("\n");
-    const k = await runCommand("/usr/bin/kcat", ["-b", broker.bootstrap, "-P", "-t", "dr", "-p", String(p)], {
-      input,
-    });
-    assert.equal(k.code, 0, describeResult("kcat -P", k));
-  }
-});
-after(async () => {
-  await admin?.close();
-  await broker?.close();
+const fx = cliToolFixture({
+  name: "tributary-delete-records-tool",
+  admin: true,
+  setup: async () => {
+    await fx.createTopics([{ name: "dr", partitions: 2 }]);
+    for (const p of [0, 1]) {
+      const input = Array.from({ length: 5 }, (_, i) => `p${p}-m${i}`).join("\n");
+      const k = await runCommand(
+        "/usr/bin/kcat",
+        ["-b", fx.broker.bootstrap, "-P", "-t", "dr", "-p", String(p)],
+        {
+          input,
+        },
+      );
+      assert.equal(k.code, 0, describeResult("kcat -P", k));
+    }
+  },
 });
 
 describe("tributary delete-records", () => {
@@ -73,7 +61,7 @@ describe("tributary delete-records", () => {
       "partition: dr-0\tlow_watermark: 3",
       "partition: dr-1\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: The requested offset is not within the range of offsets maintained by the server.",
     ]);
-    const left = await readWithKcat(broker.bootstrap, "dr");
+    const left = await readWithKcat(fx.broker.bootstrap, "dr");
     assert.deepEqual(
       left.filter((m) => m.partition === 0).map((m) => [m.offset, m.value]),
       [
@@ -88,7 +76,7 @@ describe("tributary delete-records", () => {
     const r = await deleteRecords('{"partitions": [{"topic": "dr", "partition": 1, "offset": -1}]}');
     assert.equal(r.code, 0, describeResult("delete-records", r));
     assert.deepEqual(lines(r.stdout).slice(2), ["partition: dr-1\tlow_watermark: 5"]);
-    const [earliest] = await admin.listOffsets([{ topic: "dr", partition: 1, spec: "earliest" }]);
+    const [earliest] = await fx.admin.listOffsets([{ topic: "dr", partition: 1, spec: "earliest" }]);
     assert.equal(earliest.offset, 5n);
   });
 
@@ -143,18 +131,18 @@ describe("tributary delete-records", () => {
       assert.equal(err.length, 1, describeResult(json, r));
       assert.ok(err[0].startsWith(expected), `${json}\n  got:      ${err[0]}\n  expected: ${expected}`);
     }
-    const [earliest] = await admin.listOffsets([{ topic: "dr", partition: 0, spec: "earliest" }]);
+    const [earliest] = await fx.admin.listOffsets([{ topic: "dr", partition: 0, spec: "earliest" }]);
     assert.equal(earliest.offset, 3n, "nothing deleted by a rejected file");
   });
 
   test("missing options and files are one line", async () => {
-    const noFile = await tributary("delete-records", "--bootstrap-server", broker.bootstrap);
+    const noFile = await tributary("delete-records", "--bootstrap-server", fx.broker.bootstrap);
     assert.equal(noFile.code, 1);
     assert.equal(noFile.stderr, 'Missing required argument "[offset-json-file]"\n');
     const missing = await tributary(
       "delete-records",
       "--bootstrap-server",
-      broker.bootstrap,
+      fx.broker.bootstrap,
       "--offset-json-file",
       "/nonexistent/offsets.json",
     );

@@ -3,84 +3,32 @@
 // --topic/--partitions and --topic-partitions filters; offsets cross-checked with kcat -Q.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { AdminClient } from "../../../src/client/admin/admin-client.js";
-import { Apis } from "../../../src/protocol/generated/api-table.js";
-import { buildRecordBatch } from "../../../src/protocol/records/index.js";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  runCommand,
-} from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
-
-let broker: BrokerHarness;
-let admin: AdminClient;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
-
-function getOffsets(...args: string[]): Promise<CommandResult> {
-  return tributary("get-offsets", "--bootstrap-server", broker.bootstrap, ...args);
-}
-
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
-
-function ok(r: CommandResult, what: string): string[] {
-  assert.equal(r.code, 0, describeResult(what, r));
-  assert.equal(r.stderr, "", describeResult(what, r));
-  return lines(r.stdout);
-}
-
-function oneLineError(r: CommandResult, what: string): string {
-  assert.equal(r.code, 1, describeResult(what, r));
-  const err = lines(r.stderr);
-  assert.equal(err.length, 1, describeResult(what, r));
-  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
-  return err[0];
-}
+import { describe, test } from "node:test";
+import { describeResult, runCommand } from "../../support/broker-harness.js";
+import { cliToolFixture, lines, ok, oneLineError, tributary } from "../../support/cli-tool-fixture.js";
+import { produceWithTimestamps } from "../../support/produce-timestamps.js";
 
 /** Appends one batch with these record timestamps (acks=1). */
-async function produce(topic: string, partition: number, timestamps: readonly number[]): Promise<void> {
-  const conn = await admin.cluster.connectionTo(0);
-  const records = buildRecordBatch({
-    records: timestamps.map((t, i) => ({ value: Buffer.from(`v${i}`), timestamp: BigInt(t) })),
-    timestamp: BigInt(timestamps[0]),
-  });
-  const res = await conn.send(Apis.Produce, conn.versionFor(Apis.Produce, { min: 3 }), {
-    transactionalId: null,
-    acks: 1,
-    timeoutMs: 5000,
-    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
-  });
-  assert.equal(res.responses[0].partitionResponses[0].errorCode, 0);
+function produce(topic: string, partition: number, timestamps: readonly number[]): Promise<void> {
+  return produceWithTimestamps(fx.admin, topic, partition, timestamps);
 }
 
-before(async () => {
-  broker = await BrokerHarness.start({ name: "tributary-get-offsets-tool" });
-  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
-  for (const [name, n] of [
-    ["go", 12],
-    ["other", 1],
-  ] as const) {
-    const [r] = await admin.createTopics([{ name, numPartitions: n, replicationFactor: 1 }]);
-    assert.equal(r.error, undefined);
-  }
-  await produce("go", 0, [1000, 2000, 3000]);
-  await produce("go", 0, [4000, 5000]);
-  await produce("go", 2, [1500]);
-  await produce("go", 10, [700, 800]);
-  await produce("other", 0, [100]);
+const fx = cliToolFixture({
+  name: "tributary-get-offsets-tool",
+  admin: true,
+  setup: async () => {
+    await fx.createTopics([
+      { name: "go", partitions: 12 },
+      { name: "other", partitions: 1 },
+    ]);
+    await produce("go", 0, [1000, 2000, 3000]);
+    await produce("go", 0, [4000, 5000]);
+    await produce("go", 2, [1500]);
+    await produce("go", 10, [700, 800]);
+    await produce("other", 0, [100]);
+  },
 });
-after(async () => {
-  await admin?.close();
-  await broker?.close();
-});
+const getOffsets = fx.tool("get-offsets");
 
 describe("tributary get-offsets", () => {
   test("latest offsets of every partition, sorted as Kafka sorts topic-partition names", async () => {
@@ -128,7 +76,7 @@ describe("tributary get-offsets", () => {
   test("offsets agree with kcat -Q (timestamp lookup)", async () => {
     const r = await runCommand("/usr/bin/kcat", [
       "-b",
-      broker.bootstrap,
+      fx.broker.bootstrap,
       "-Q",
       "-t",
       "go:0:2500",

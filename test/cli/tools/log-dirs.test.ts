@@ -5,35 +5,13 @@
 import assert from "node:assert/strict";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { AdminClient } from "../../../src/client/admin/admin-client.js";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  runCommand,
-} from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
-
-let broker: BrokerHarness;
-let admin: AdminClient;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
-
-function logDirs(...args: string[]): Promise<CommandResult> {
-  return tributary("log-dirs", "--bootstrap-server", broker.bootstrap, ...args);
-}
-
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
+import { describe, test } from "node:test";
+import { describeResult, runCommand } from "../../support/broker-harness.js";
+import { cliToolFixture, lines } from "../../support/cli-tool-fixture.js";
 
 /** Bytes of the .log segments of a partition directory. */
 function logBytes(topic: string, partition: number): number {
-  const dir = join(broker.logDir, `${topic}-${partition}`);
+  const dir = join(fx.broker.logDir, `${topic}-${partition}`);
   return readdirSync(dir)
     .filter((f) => f.endsWith(".log"))
     .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
@@ -51,23 +29,21 @@ interface Doc {
   }>;
 }
 
-before(async () => {
-  broker = await BrokerHarness.start({ name: "tributary-log-dirs-tool" });
-  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
-  const res = await admin.createTopics([
-    { name: "ld-a", numPartitions: 2, replicationFactor: 1 },
-    { name: "ld-b", numPartitions: 1, replicationFactor: 1 },
-  ]);
-  for (const r of res) assert.equal(r.error, undefined);
-  const k = await runCommand("/usr/bin/kcat", ["-b", broker.bootstrap, "-P", "-t", "ld-a", "-p", "1"], {
-    input: "one\ntwo\nthree\n",
-  });
-  assert.equal(k.code, 0, describeResult("kcat -P", k));
+const fx = cliToolFixture({
+  name: "tributary-log-dirs-tool",
+  admin: true,
+  setup: async () => {
+    await fx.createTopics([
+      { name: "ld-a", partitions: 2 },
+      { name: "ld-b", partitions: 1 },
+    ]);
+    const k = await runCommand("/usr/bin/kcat", ["-b", fx.broker.bootstrap, "-P", "-t", "ld-a", "-p", "1"], {
+      input: "one\ntwo\nthree\n",
+    });
+    assert.equal(k.code, 0, describeResult("kcat -P", k));
+  },
 });
-after(async () => {
-  await admin?.close();
-  await broker?.close();
-});
+const logDirs = fx.tool("log-dirs");
 
 describe("tributary log-dirs", () => {
   test("--describe prints the header lines and the JSON document with real sizes", async () => {
@@ -82,7 +58,7 @@ describe("tributary log-dirs", () => {
       /^\{"version":1,"brokers":\[\{"broker":0,"logDirs":\[\{"logDir":"[^"]+","error":null,"partitions":\[/,
     );
     const doc = JSON.parse(out[2]) as Doc;
-    assert.equal(doc.brokers[0].logDirs[0].logDir, broker.logDir);
+    assert.equal(doc.brokers[0].logDirs[0].logDir, fx.broker.logDir);
     const parts = doc.brokers[0].logDirs[0].partitions.sort((a, b) => (a.partition < b.partition ? -1 : 1));
     assert.deepEqual(
       parts.map((p) => p.partition),

@@ -7,17 +7,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { ProducerPerfStats } from "../../../src/cli/tools/producer-perf-test.js";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  readWithKcat,
-} from "../../support/broker-harness.js";
+import { type CommandResult, describeResult, readWithKcat } from "../../support/broker-harness.js";
+import { cliToolFixture } from "../../support/cli-tool-fixture.js";
 import { runTributary } from "../../support/tributary-cli.js";
 
-let broker: BrokerHarness;
+const fx = cliToolFixture({ name: "producer-perf", overrides: { "num.partitions": "3" } });
 
 function tributary(args: string[]): Promise<CommandResult> {
   return runTributary(args, { timeoutMs: 60_000 });
@@ -27,13 +23,6 @@ const SUMMARY =
   /^(\d+) records sent, \d+\.\d{6} records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d{2} ms avg latency, \d+\.00 ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/;
 const WINDOW =
   /^\d+ records sent, \d+\.\d records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d ms avg latency, \d+\.0 ms max latency\.$/;
-
-before(async () => {
-  broker = await BrokerHarness.start({ name: "producer-perf", overrides: { "num.partitions": "3" } });
-});
-after(async () => {
-  await broker?.close();
-});
 
 describe("producer-perf-test", () => {
   test("the summary line, and kcat reads every record with --record-size uppercase letters", async () => {
@@ -48,7 +37,7 @@ describe("producer-perf-test", () => {
       "--throughput",
       "-1",
       "--producer-props",
-      `bootstrap.servers=${broker.bootstrap}`,
+      `bootstrap.servers=${fx.broker.bootstrap}`,
       "acks=1",
       "linger.ms=5",
     ]);
@@ -57,7 +46,7 @@ describe("producer-perf-test", () => {
     const m = SUMMARY.exec(lines[lines.length - 1]);
     assert.ok(m, `summary line: ${lines[lines.length - 1]}`);
     assert.equal(m[1], "3000");
-    const got = await readWithKcat(broker.bootstrap, "perf");
+    const got = await readWithKcat(fx.broker.bootstrap, "perf");
     assert.equal(got.length, 3000);
     for (const rec of got) assert.match(rec.value, /^[A-Z]{100}$/);
   });
@@ -75,7 +64,7 @@ describe("producer-perf-test", () => {
       "--throughput",
       "250",
       "--producer-props",
-      `bootstrap.servers=${broker.bootstrap}`,
+      `bootstrap.servers=${fx.broker.bootstrap}`,
     ]);
     const took = Date.now() - started;
     assert.equal(r.code, 0, describeResult("producer-perf-test", r));
@@ -91,7 +80,7 @@ describe("producer-perf-test", () => {
     writeFileSync(resolve(dir, "payloads.txt"), "alpha\nbeta\ngamma\n");
     writeFileSync(
       resolve(dir, "producer.properties"),
-      `bootstrap.servers=${broker.bootstrap}\ncompression.type=lz4\n`,
+      `bootstrap.servers=${fx.broker.bootstrap}\ncompression.type=lz4\n`,
     );
     const r = await tributary([
       "producer-perf-test",
@@ -111,7 +100,7 @@ describe("producer-perf-test", () => {
     assert.equal(lines[0], `Reading payloads from: ${resolve(dir, "payloads.txt")}`);
     assert.equal(lines[1], "Number of messages read: 3");
     assert.match(lines[lines.length - 1], SUMMARY);
-    const got = await readWithKcat(broker.bootstrap, "perf-payloads");
+    const got = await readWithKcat(fx.broker.bootstrap, "perf-payloads");
     assert.equal(got.length, 300);
     assert.deepEqual([...new Set(got.map((g) => g.value))].sort(), ["alpha", "beta", "gamma"]);
   });
@@ -172,7 +161,7 @@ describe("producer-perf-test", () => {
           "-1",
           "--producer-props",
           "acks=x",
-          `bootstrap.servers=${broker.bootstrap}`,
+          `bootstrap.servers=${fx.broker.bootstrap}`,
         ],
         /Invalid value x for configuration acks/,
       ],

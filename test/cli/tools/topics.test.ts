@@ -3,56 +3,12 @@
 // error paths (unknown topic, bad options, bad values) giving one line and a non-zero exit status.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { AdminClient } from "../../../src/client/admin/admin-client.js";
-import {
-  BrokerHarness,
-  type CommandResult,
-  describeResult,
-  runCommand,
-} from "../../support/broker-harness.js";
-import { runTributary } from "../../support/tributary-cli.js";
+import { describe, test } from "node:test";
+import { describeResult, runCommand } from "../../support/broker-harness.js";
+import { cliToolFixture, lines, ok, oneLineError, tributary } from "../../support/cli-tool-fixture.js";
 
-let broker: BrokerHarness;
-let admin: AdminClient;
-
-/** Runs `tributary <args>`. */
-function tributary(...args: string[]): Promise<CommandResult> {
-  return runTributary(args, { timeoutMs: 30_000 });
-}
-
-function topics(...args: string[]): Promise<CommandResult> {
-  return tributary("topics", "--bootstrap-server", broker.bootstrap, ...args);
-}
-
-function lines(s: string): string[] {
-  return s === "" ? [] : s.replace(/\n$/, "").split("\n");
-}
-
-/** Exit 0, nothing on stderr; returns stdout lines. */
-function ok(r: CommandResult, what: string): string[] {
-  assert.equal(r.code, 0, describeResult(what, r));
-  assert.equal(r.stderr, "", describeResult(what, r));
-  return lines(r.stdout);
-}
-
-/** Exit 1 with exactly one line on stderr and no stack trace; returns that line. */
-function oneLineError(r: CommandResult, what: string): string {
-  assert.equal(r.code, 1, describeResult(what, r));
-  const err = lines(r.stderr);
-  assert.equal(err.length, 1, describeResult(what, r));
-  assert.doesNotMatch(r.stderr + r.stdout, /^\s+at /m, "no stack trace");
-  return err[0];
-}
-
-before(async () => {
-  broker = await BrokerHarness.start({ name: "tributary-topics-tool" });
-  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
-});
-after(async () => {
-  await admin?.close();
-  await broker?.close();
-});
+const fx = cliToolFixture({ name: "tributary-topics-tool", admin: true });
+const topics = fx.tool("topics");
 
 describe("tributary topics", () => {
   test("--create then --describe prints TopicCommand's lines", async () => {
@@ -75,7 +31,7 @@ describe("tributary topics", () => {
       ),
       ["Created topic orders."],
     );
-    const [desc] = await admin.describeTopics(["orders"]);
+    const [desc] = await fx.admin.describeTopics(["orders"]);
     assert.deepEqual(ok(await topics("--describe", "--topic", "orders"), "describe"), [
       `Topic: orders\tTopicId: ${desc.topicId}\tPartitionCount: 4\tReplicationFactor: 1\tConfigs: cleanup.policy=compact,retention.ms=1000000`,
       "\tTopic: orders\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0",
@@ -86,7 +42,7 @@ describe("tributary topics", () => {
   });
 
   test("--describe --topic-id describes the topic with that id", async () => {
-    const [desc] = await admin.describeTopics(["orders"]);
+    const [desc] = await fx.admin.describeTopics(["orders"]);
     const byId = ok(await topics("--describe", "--topic-id", desc.topicId), "describe by id");
     assert.equal(byId.length, 5);
     assert.match(byId[0], new RegExp(`^Topic: orders\tTopicId: ${desc.topicId}\tPartitionCount: 4\t`));
@@ -98,7 +54,7 @@ describe("tributary topics", () => {
   });
 
   test("describe agrees with kcat -L (partitions, leaders, replicas, isrs)", async () => {
-    const r = await runCommand("/usr/bin/kcat", ["-b", broker.bootstrap, "-L", "-t", "orders"]);
+    const r = await runCommand("/usr/bin/kcat", ["-b", fx.broker.bootstrap, "-L", "-t", "orders"]);
     assert.equal(r.code, 0, describeResult("kcat -L", r));
     const kcat = lines(r.stdout)
       .map((l) => /^\s+partition (\d+), leader (-?\d+), replicas: ([\d,]*), isrs: ([\d,]*)/.exec(l))
@@ -159,7 +115,7 @@ describe("tributary topics", () => {
       "0,0,0,0,0,0",
     );
     assert.deepEqual(ok(withAssignment, "alter with assignment"), []);
-    const [grown] = await admin.describeTopics(["metrics_raw.v1"]);
+    const [grown] = await fx.admin.describeTopics(["metrics_raw.v1"]);
     assert.deepEqual(
       grown.partitions.map((p) => p.replicas),
       [[0], [0], [0], [0], [0], [0]],

@@ -19,10 +19,10 @@ import {
   assignmentSize,
   intersects,
 } from "../../../src/server/coordinator/group/consumer-group-member.js";
-import { GroupCoordinator } from "../../../src/server/coordinator/group/group-coordinator.js";
+import type { GroupCoordinator } from "../../../src/server/coordinator/group/group-coordinator.js";
 import { type CommittedOffset, offsetKey } from "../../../src/server/coordinator/group/group-metadata.js";
-import { GroupMetadataManager } from "../../../src/server/coordinator/group/group-metadata-manager.js";
 import { type Broker, createTopics, startBroker, topicIdOf } from "../replication/replication-test-utils.js";
+import { coordinatorOver, electAll, joinParams } from "./group-coordinator-support.js";
 
 const PARTITIONS = 3;
 
@@ -40,41 +40,14 @@ class Topics implements TopicsImage {
   }
 }
 
-function coordinatorOver(b: Broker, consumerMaxSize = 1000): GroupCoordinator {
-  const manager = new GroupMetadataManager(
-    0,
-    {
-      offsetsTopicNumPartitions: PARTITIONS,
-      offsetsRetentionMs: 7 * 24 * 3600 * 1000,
-      offsetsRetentionCheckIntervalMs: 600_000,
-      offsetCommitTimeoutMs: 5000,
-      offsetsLoadBufferSize: 5 * 1024 * 1024,
-    },
-    b.replicaManager,
-    b.time,
-    b.scheduler,
-  );
-  const gc = new GroupCoordinator(
-    0,
-    {
-      groupMinSessionTimeoutMs: 6000,
-      groupMaxSessionTimeoutMs: 1_800_000,
-      groupInitialRebalanceDelayMs: 0,
-      groupMaxSize: 1000,
-      offsetMetadataMaxBytes: 4096,
-      consumerGroup: { maxSize: consumerMaxSize },
-    },
-    manager,
-    b.time,
-    b.scheduler,
-  );
-  gc.startup();
-  return gc;
-}
-
-async function elect(b: Broker, gc: GroupCoordinator): Promise<void> {
-  for (let p = 0; p < PARTITIONS; p++) gc.onElection(p);
-  await b.scheduler.tick(0);
+/** The coordinator over `b` with this file's settings. */
+function coordinatorOf(b: Broker, consumerGroupMaxSize = 1000): GroupCoordinator {
+  return coordinatorOver(b, {
+    partitions: PARTITIONS,
+    offsetsRetentionMs: 7 * 24 * 3600 * 1000,
+    initialRebalanceDelayMs: 0,
+    consumerGroupMaxSize,
+  });
 }
 
 async function setup(
@@ -85,8 +58,8 @@ async function setup(
   const b = startBroker();
   t.after(() => b.cleanup());
   createTopics(b, { __consumer_offsets: PARTITIONS, ...topics });
-  const gc = coordinatorOver(b, consumerMaxSize);
-  await elect(b, gc);
+  const gc = coordinatorOf(b, consumerMaxSize);
+  await electAll(b, gc, PARTITIONS);
   return { b, gc, image: new Topics(new Map(Object.entries(topics))) };
 }
 
@@ -320,35 +293,15 @@ test("errors: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, UNKNOWN_MEMBER_ID, FENCED_M
   assert.equal(await code(beat("m1", 1, owned([0, 1, 2, 3, 4, 5]))), ErrorCode.FENCED_MEMBER_EPOCH);
 
   // A group id is classic or consumer, not both.
-  const join = await gc.joinGroup({
-    groupId: "g",
-    memberId: "",
-    groupInstanceId: null,
-    requireKnownMemberId: true,
-    supportSkippingAssignment: false,
-    clientId: "c",
-    clientHost: "/127.0.0.1",
-    rebalanceTimeoutMs: 10_000,
-    sessionTimeoutMs: 10_000,
-    protocolType: "consumer",
-    protocols: [{ name: "range", metadata: Buffer.alloc(0) }],
-    reason: null,
-  });
+  const join = await gc.joinGroup(joinParams({ protocols: [{ name: "range", metadata: Buffer.alloc(0) }] }));
   assert.equal(join.errorCode, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
-  const classic = gc.joinGroup({
-    groupId: "classic",
-    memberId: "",
-    groupInstanceId: null,
-    requireKnownMemberId: false,
-    supportSkippingAssignment: false,
-    clientId: "c",
-    clientHost: "/127.0.0.1",
-    rebalanceTimeoutMs: 10_000,
-    sessionTimeoutMs: 10_000,
-    protocolType: "consumer",
-    protocols: [{ name: "range", metadata: Buffer.alloc(0) }],
-    reason: null,
-  });
+  const classic = gc.joinGroup(
+    joinParams({
+      groupId: "classic",
+      requireKnownMemberId: false,
+      protocols: [{ name: "range", metadata: Buffer.alloc(0) }],
+    }),
+  );
   void classic;
   const onClassic = await gc.consumerGroupHeartbeat(params({ groupId: "classic", memberId: "x" }), image);
   assert.equal(onClassic.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
@@ -423,8 +376,8 @@ test("offsets: commits and fetches checked against member epochs, and everything
   assert.deepEqual(parts(targets.get("m2"), "v"), [1]);
 
   gc.shutdown();
-  const again = coordinatorOver(b);
-  await elect(b, again);
+  const again = coordinatorOf(b);
+  await electAll(b, again, PARTITIONS);
   const after = again.consumerGroupDescribe("g");
   const view = (d: typeof before) =>
     d.members
@@ -466,8 +419,8 @@ test("offsets: commits and fetches checked against member epochs, and everything
   ok(await again.consumerGroupHeartbeat(params(beat("m2", -1, null)), image));
   assert.equal((await again.deleteGroups(["g"])).get("g"), ErrorCode.NONE);
   again.shutdown();
-  const third = coordinatorOver(b);
-  await elect(b, third);
+  const third = coordinatorOf(b);
+  await electAll(b, third, PARTITIONS);
   assert.equal(third.consumerGroupDescribe("g").errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
   assert.deepEqual(third.fetchOffsets("g", null).partitions, []);
 });

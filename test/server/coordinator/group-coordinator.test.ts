@@ -7,17 +7,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorCode } from "../../../src/protocol/errors.js";
-import { writeConsumerProtocolSubscription } from "../../../src/protocol/generated/messages/ConsumerProtocolSubscription.js";
-import { Writer } from "../../../src/protocol/primitives/writer.js";
-import {
+import type {
   GroupCoordinator,
-  type JoinGroupParams,
+  JoinGroupParams,
 } from "../../../src/server/coordinator/group/group-coordinator.js";
 import { type CommittedOffset, offsetKey } from "../../../src/server/coordinator/group/group-metadata.js";
-import {
-  GroupMetadataManager,
-  partitionForGroup,
-} from "../../../src/server/coordinator/group/group-metadata-manager.js";
+import { partitionForGroup } from "../../../src/server/coordinator/group/group-metadata-manager.js";
 import type { JoinGroupResult } from "../../../src/server/coordinator/group/member-metadata.js";
 import {
   type Broker,
@@ -25,79 +20,36 @@ import {
   flushMicrotasks,
   startBroker,
 } from "../replication/replication-test-utils.js";
+import {
+  type CoordinatorSettings,
+  coordinatorOver,
+  electAll,
+  joinParams,
+  subscription,
+  syncParams,
+} from "./group-coordinator-support.js";
 
 const PARTITIONS = 5;
 const INITIAL_DELAY = 3000;
 const RETENTION_MS = 24 * 3600 * 1000;
 const CHECK_INTERVAL = 600_000;
 
-function subscription(topics: string[]): Buffer {
-  const w = new Writer();
-  w.int16(0);
-  writeConsumerProtocolSubscription(
-    w,
-    { topics, userData: null, ownedPartitions: [], generationId: -1, rackId: null },
-    0,
-  );
-  return w.toBuffer();
-}
-
-function coordinatorOver(b: Broker, groupMaxSize = 1000): GroupCoordinator {
-  const manager = new GroupMetadataManager(
-    0,
-    {
-      offsetsTopicNumPartitions: PARTITIONS,
-      offsetsRetentionMs: RETENTION_MS,
-      offsetsRetentionCheckIntervalMs: CHECK_INTERVAL,
-      offsetCommitTimeoutMs: 5000,
-      offsetsLoadBufferSize: 5 * 1024 * 1024,
-    },
-    b.replicaManager,
-    b.time,
-    b.scheduler,
-  );
-  const gc = new GroupCoordinator(
-    0,
-    {
-      groupMinSessionTimeoutMs: 6000,
-      groupMaxSessionTimeoutMs: 1_800_000,
-      groupInitialRebalanceDelayMs: INITIAL_DELAY,
-      groupMaxSize,
-      offsetMetadataMaxBytes: 4096,
-    },
-    manager,
-    b.time,
-    b.scheduler,
-  );
-  gc.startup();
-  return gc;
+function settings(groupMaxSize?: number): CoordinatorSettings {
+  return {
+    partitions: PARTITIONS,
+    offsetsRetentionMs: RETENTION_MS,
+    offsetsRetentionCheckIntervalMs: CHECK_INTERVAL,
+    initialRebalanceDelayMs: INITIAL_DELAY,
+    groupMaxSize,
+  };
 }
 
 async function setup(groupMaxSize?: number): Promise<{ b: Broker; gc: GroupCoordinator }> {
   const b = startBroker();
   createTopics(b, { __consumer_offsets: PARTITIONS, t: 4 });
-  const gc = coordinatorOver(b, groupMaxSize);
-  for (let p = 0; p < PARTITIONS; p++) gc.onElection(p);
-  await b.scheduler.tick(0);
+  const gc = coordinatorOver(b, settings(groupMaxSize));
+  await electAll(b, gc, PARTITIONS);
   return { b, gc };
-}
-
-function joinParams(over: Partial<JoinGroupParams> = {}): JoinGroupParams {
-  return {
-    groupId: "g",
-    memberId: "",
-    groupInstanceId: null,
-    requireKnownMemberId: true,
-    supportSkippingAssignment: false,
-    clientId: "c",
-    clientHost: "/127.0.0.1",
-    rebalanceTimeoutMs: 10_000,
-    sessionTimeoutMs: 10_000,
-    protocolType: "consumer",
-    protocols: [{ name: "range", metadata: subscription(["t"]) }],
-    reason: null,
-    ...over,
-  };
 }
 
 /** Resolves `p` by advancing the mock clock in steps; fails if it never settles. */
@@ -181,15 +133,15 @@ test("first join: MEMBER_ID_REQUIRED, then the initial delay, then leader with e
   const assignment = Buffer.from("assignment-bytes");
   const synced = await settle(
     b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: joined.memberId,
-      groupInstanceId: null,
-      protocolType: "consumer",
-      protocolName: "range",
-      assignments: new Map([[joined.memberId, assignment]]),
-    }),
+    gc.syncGroup(
+      syncParams({
+        generationId: 1,
+        memberId: joined.memberId,
+        protocolType: "consumer",
+        protocolName: "range",
+        assignments: new Map([[joined.memberId, assignment]]),
+      }),
+    ),
   );
   assert.equal(synced.errorCode, ErrorCode.NONE);
   assert.deepEqual(synced.assignment, assignment);
@@ -204,33 +156,14 @@ test("a second member triggers a rebalance: heartbeat says REBALANCE_IN_PROGRESS
   const { b, gc } = await setup();
   t.after(() => b.cleanup());
   const a = await joinNew(b, gc);
-  await settle(
-    b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: a.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
-  );
+  await settle(b, gc.syncGroup(syncParams({ generationId: 1, memberId: a.memberId })));
   const first = await gc.joinGroup(joinParams({ clientId: "c" }));
   const bJoin = gc.joinGroup(joinParams({ memberId: first.memberId }));
   await flushMicrotasks();
   assert.equal(gc.describeGroup("g").state, "PreparingRebalance");
   assert.equal(gc.heartbeat("g", a.memberId, null, 1), ErrorCode.REBALANCE_IN_PROGRESS);
   // SyncGroup during PreparingRebalance, and a commit of the old generation's member: the errors Kafka gives.
-  const sync = await gc.syncGroup({
-    groupId: "g",
-    generationId: 1,
-    memberId: a.memberId,
-    groupInstanceId: null,
-    protocolType: null,
-    protocolName: null,
-    assignments: new Map(),
-  });
+  const sync = await gc.syncGroup(syncParams({ generationId: 1, memberId: a.memberId }));
   assert.equal(sync.errorCode, ErrorCode.REBALANCE_IN_PROGRESS);
   const aJoin = gc.joinGroup(joinParams({ memberId: a.memberId }));
   const [ra, rb] = await settle(b, Promise.all([aJoin, bJoin]));
@@ -251,27 +184,21 @@ test("a second member triggers a rebalance: heartbeat says REBALANCE_IN_PROGRESS
   );
   assert.equal(gc.heartbeat("g", a.memberId, null, 1), ErrorCode.ILLEGAL_GENERATION);
   // The follower's SyncGroup waits for the leader's.
-  const follower = gc.syncGroup({
-    groupId: "g",
-    generationId: 2,
-    memberId: rb.memberId,
-    groupInstanceId: null,
-    protocolType: "consumer",
-    protocolName: "range",
-    assignments: new Map(),
-  });
-  const leader = gc.syncGroup({
-    groupId: "g",
-    generationId: 2,
-    memberId: ra.memberId,
-    groupInstanceId: null,
-    protocolType: "consumer",
-    protocolName: "range",
-    assignments: new Map([
-      [ra.memberId, Buffer.from("A")],
-      [rb.memberId, Buffer.from("B")],
-    ]),
-  });
+  const follower = gc.syncGroup(
+    syncParams({ generationId: 2, memberId: rb.memberId, protocolType: "consumer", protocolName: "range" }),
+  );
+  const leader = gc.syncGroup(
+    syncParams({
+      generationId: 2,
+      memberId: ra.memberId,
+      protocolType: "consumer",
+      protocolName: "range",
+      assignments: new Map([
+        [ra.memberId, Buffer.from("A")],
+        [rb.memberId, Buffer.from("B")],
+      ]),
+    }),
+  );
   const [fs, ls] = await settle(b, Promise.all([follower, leader]));
   assert.equal(fs.assignment.toString(), "B");
   assert.equal(ls.assignment.toString(), "A");
@@ -285,18 +212,7 @@ test("session timeout removes a silent member; the rebalance timeout removes one
   const { b, gc } = await setup();
   t.after(() => b.cleanup());
   const a = await joinNew(b, gc, { sessionTimeoutMs: 6000 });
-  await settle(
-    b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: a.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
-  );
+  await settle(b, gc.syncGroup(syncParams({ generationId: 1, memberId: a.memberId })));
   const second = await gc.joinGroup(joinParams({ sessionTimeoutMs: 6000 }));
   const bJoin = gc.joinGroup(joinParams({ memberId: second.memberId, sessionTimeoutMs: 6000 }));
   // `a` never rejoins nor heartbeats: after its session timeout it is removed and the rebalance completes.
@@ -309,18 +225,7 @@ test("session timeout removes a silent member; the rebalance timeout removes one
     [rb.memberId],
   );
   assert.equal(gc.heartbeat("g", a.memberId, null, 1), ErrorCode.UNKNOWN_MEMBER_ID);
-  await settle(
-    b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 2,
-      memberId: rb.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
-  );
+  await settle(b, gc.syncGroup(syncParams({ generationId: 2, memberId: rb.memberId })));
   // Now `rb` stops heartbeating: it is removed after 6 s and the group becomes Empty.
   await b.scheduler.tick(5000);
   assert.equal(gc.describeGroup("g").state, "Stable");
@@ -337,15 +242,14 @@ test("static membership: a restart with the same group.instance.id keeps the gen
   assert.equal(first.errorCode, ErrorCode.NONE, "static members need no member id round trip");
   await settle(
     b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: first.memberId,
-      groupInstanceId: "instance-1",
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map([[first.memberId, Buffer.from("P0")]]),
-    }),
+    gc.syncGroup(
+      syncParams({
+        generationId: 1,
+        memberId: first.memberId,
+        groupInstanceId: "instance-1",
+        assignments: new Map([[first.memberId, Buffer.from("P0")]]),
+      }),
+    ),
   );
   const again = await settle(b, gc.joinGroup(joinParams({ groupInstanceId: "instance-1" })));
   assert.equal(again.errorCode, ErrorCode.NONE);
@@ -356,15 +260,7 @@ test("static membership: a restart with the same group.instance.id keeps the gen
   assert.equal(gc.heartbeat("g", again.memberId, "instance-1", 1), ErrorCode.NONE);
   const sync = await settle(
     b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: again.memberId,
-      groupInstanceId: "instance-1",
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
+    gc.syncGroup(syncParams({ generationId: 1, memberId: again.memberId, groupInstanceId: "instance-1" })),
   );
   assert.equal(sync.assignment.toString(), "P0", "the assignment carries over");
   // LeaveGroup by instance id only.
@@ -397,18 +293,7 @@ test("request errors: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, UNKNOWN_MEMBER_
       .errorCode,
     ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
   );
-  await settle(
-    b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: a.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
-  );
+  await settle(b, gc.syncGroup(syncParams({ generationId: 1, memberId: a.memberId })));
   const k = offsetKey("t", 1);
   const big = await gc.commitOffsets("g", a.memberId, null, 1, new Map([[k, offset(1n, "x".repeat(4097))]]));
   assert.equal(big.get(k), ErrorCode.OFFSET_METADATA_TOO_LARGE);
@@ -435,7 +320,7 @@ test("COORDINATOR_LOAD_IN_PROGRESS until the partition is loaded; NOT_COORDINATO
   const b = startBroker();
   t.after(() => b.cleanup());
   createTopics(b, { __consumer_offsets: PARTITIONS, t: 1 });
-  const gc = coordinatorOver(b);
+  const gc = coordinatorOver(b, settings());
   const p = gc.partitionFor("g");
   gc.onElection(p);
   assert.equal((await gc.joinGroup(joinParams())).errorCode, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
@@ -482,22 +367,20 @@ test("offsets: simple commits, fetch of some or all, and a fresh coordinator rel
   const a = await joinNew(b, gc, { groupId: "members" });
   await settle(
     b,
-    gc.syncGroup({
-      groupId: "members",
-      generationId: 1,
-      memberId: a.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map([[a.memberId, Buffer.from("X")]]),
-    }),
+    gc.syncGroup(
+      syncParams({
+        groupId: "members",
+        generationId: 1,
+        memberId: a.memberId,
+        assignments: new Map([[a.memberId, Buffer.from("X")]]),
+      }),
+    ),
   );
   await gc.commitOffsets("members", a.memberId, null, 1, new Map([[k1, offset(7n)]]));
 
   gc.shutdown();
-  const again = coordinatorOver(b);
-  for (let p = 0; p < PARTITIONS; p++) again.onElection(p);
-  await b.scheduler.tick(0);
+  const again = coordinatorOver(b, settings());
+  await electAll(b, again, PARTITIONS);
   const all = again.fetchOffsets("standalone", null);
   assert.deepEqual(all.partitions.map((p) => [p.topic, p.partition, p.offset, p.metadata]).sort(), [
     ["t", 0, 11n, "m1"],
@@ -518,18 +401,7 @@ test("DeleteGroups (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND) and OffsetDelete (GROUP
   const { b, gc } = await setup();
   t.after(() => b.cleanup());
   const a = await joinNew(b, gc, { protocols: [{ name: "range", metadata: subscription(["t"]) }] });
-  await settle(
-    b,
-    gc.syncGroup({
-      groupId: "g",
-      generationId: 1,
-      memberId: a.memberId,
-      groupInstanceId: null,
-      protocolType: null,
-      protocolName: null,
-      assignments: new Map(),
-    }),
-  );
+  await settle(b, gc.syncGroup(syncParams({ generationId: 1, memberId: a.memberId })));
   await gc.commitOffsets(
     "g",
     a.memberId,
@@ -562,9 +434,8 @@ test("DeleteGroups (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND) and OffsetDelete (GROUP
   assert.equal((await gc.deleteGroups(["g"])).get("g"), ErrorCode.GROUP_ID_NOT_FOUND);
   // The tombstones are in the log: a reload finds nothing.
   gc.shutdown();
-  const again = coordinatorOver(b);
-  for (let p = 0; p < PARTITIONS; p++) again.onElection(p);
-  await b.scheduler.tick(0);
+  const again = coordinatorOver(b, settings());
+  await electAll(b, again, PARTITIONS);
   assert.equal(again.describeGroup("g").state, "Dead");
   assert.deepEqual(again.fetchOffsets("g", null).partitions, []);
 });

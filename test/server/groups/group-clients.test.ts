@@ -9,10 +9,9 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { Consumer } from "@platformatic/kafka";
 import type kafkajs from "kafkajs";
 import {
-  BrokerHarness,
+  type BrokerHarness,
   describeResult,
   parseKcat,
   runCommand,
@@ -24,11 +23,12 @@ import {
   committedOffsets,
   expectedValues,
   GROUP_DRIVER,
-  GROUP_OVERRIDES,
   kafkaFor,
   PYTHON,
+  platformaticClassicConsumer,
   produceTo,
   runDriver,
+  startGroupBroker,
 } from "./group-support.js";
 
 const PARTITIONS = 4;
@@ -151,17 +151,7 @@ async function platformaticRun(
   topic: string,
   expect: number,
 ): Promise<Run> {
-  const consumer = new Consumer({
-    bootstrapBrokers: [broker.bootstrap],
-    clientId: "groups-platformatic",
-    groupId: group,
-    timeout: 10_000,
-    retries: 5,
-    retryDelay: 200,
-    maxWaitTime: 100,
-    sessionTimeout: 6000,
-    heartbeatInterval: 500,
-  });
+  const consumer = platformaticClassicConsumer(broker, "groups-platformatic", group);
   let assigned: number[] = [];
   consumer.on(
     "consumer:group:join",
@@ -261,20 +251,11 @@ describe("every client's group consumer resumes from its committed offsets after
   };
 
   before(async () => {
-    broker = await BrokerHarness.start({ name: "group-clients", overrides: GROUP_OVERRIDES });
-    const kafka = kafkaFor(broker, "groups-setup");
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: CASES.map((c) => ({ topic: topicOf(c), numPartitions: PARTITIONS })),
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
+    ({ broker, producer } = await startGroupBroker(
+      "group-clients",
+      "groups-setup",
+      CASES.map((c) => ({ topic: topicOf(c), numPartitions: PARTITIONS })),
+    ));
     for (const c of CASES) await produceTo(producer, topicOf(c), PARTITIONS, A, "a");
   });
 

@@ -7,16 +7,12 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
+import { Consumer } from "@platformatic/kafka";
 import kafkajs from "kafkajs";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { readConsumerProtocolAssignment } from "../../../src/protocol/generated/messages/ConsumerProtocolAssignment.js";
 import { Reader } from "../../../src/protocol/primitives/reader.js";
-import {
-  type BrokerHarness,
-  describeResult,
-  runCommand,
-  withDeadline,
-} from "../../support/broker-harness.js";
+import { BrokerHarness, describeResult, runCommand, withDeadline } from "../../support/broker-harness.js";
 import { WireClient } from "../wire-client.js";
 
 export const PYTHON = "/usr/bin/python3";
@@ -240,6 +236,48 @@ export function kafkaFor(broker: BrokerHarness, clientId: string): kafkajs.Kafka
     connectionTimeout: 3000,
     requestTimeout: 10_000,
     retry: { retries: 8, initialRetryTime: 100 },
+  });
+}
+
+/**
+ * A broker with GROUP_OVERRIDES, `topics` created by a KafkaJS admin (waiting for their leaders), and a
+ * connected KafkaJS producer (no auto-creation); `setupClientId` is the KafkaJS client's id.
+ */
+export async function startGroupBroker(
+  name: string,
+  setupClientId: string,
+  topics: ReadonlyArray<{ topic: string; numPartitions: number }>,
+): Promise<{ broker: BrokerHarness; producer: kafkajs.Producer }> {
+  const broker = await BrokerHarness.start({ name, overrides: GROUP_OVERRIDES });
+  const kafka = kafkaFor(broker, setupClientId);
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [...topics], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  return { broker, producer };
+}
+
+/** A @platformatic/kafka consumer in `groupId` with the classic protocol and short, test-friendly timings. */
+export function platformaticClassicConsumer(
+  broker: BrokerHarness,
+  clientId: string,
+  groupId: string,
+): Consumer {
+  return new Consumer({
+    bootstrapBrokers: [broker.bootstrap],
+    clientId,
+    groupId,
+    timeout: 10_000,
+    retries: 5,
+    retryDelay: 200,
+    maxWaitTime: 100,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
   });
 }
 

@@ -11,10 +11,10 @@ import { after, before, describe, test } from "node:test";
 import { Consumer, type MessagesStream } from "@platformatic/kafka";
 import type kafkajs from "kafkajs";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
-import { BrokerHarness, sleep, withDeadline } from "../../support/broker-harness.js";
+import { type BrokerHarness, sleep, withDeadline } from "../../support/broker-harness.js";
 import { runTributary } from "../../support/tributary-cli.js";
 import { WireClient } from "../wire-client.js";
-import { closeBounded, committedOffsets, GROUP_OVERRIDES, kafkaFor, produceTo } from "./group-support.js";
+import { closeBounded, committedOffsets, produceTo, startGroupBroker } from "./group-support.js";
 
 const TOPIC = "kip848-t";
 const GROUP = "kip848-g";
@@ -141,20 +141,9 @@ describe("KIP-848 consumer protocol with @platformatic/kafka", { timeout: 240_00
   }
 
   before(async () => {
-    broker = await BrokerHarness.start({ name: "kip848", overrides: GROUP_OVERRIDES });
-    const kafka = kafkaFor(broker, "kip848-setup");
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [{ topic: TOPIC, numPartitions: PARTITIONS }],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
+    ({ broker, producer } = await startGroupBroker("kip848", "kip848-setup", [
+      { topic: TOPIC, numPartitions: PARTITIONS },
+    ]));
     await produceTo(producer, TOPIC, PARTITIONS, PER_PARTITION, "a");
     // No partition may be held by two live consumers at any sampled moment.
     sampler = (async () => {

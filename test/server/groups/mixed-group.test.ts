@@ -16,9 +16,8 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { Consumer } from "@platformatic/kafka";
 import type kafkajs from "kafkajs";
-import { BrokerHarness, waitFor, withDeadline } from "../../support/broker-harness.js";
+import { type BrokerHarness, waitFor, withDeadline } from "../../support/broker-harness.js";
 import {
   closeBounded,
   committedOffsets,
@@ -26,11 +25,12 @@ import {
   describeGroup,
   expectedValues,
   GROUP_DRIVER,
-  GROUP_OVERRIDES,
   kafkaFor,
   Member,
   PYTHON,
+  platformaticClassicConsumer,
   produceTo,
+  startGroupBroker,
 } from "./group-support.js";
 
 const PARTITIONS = 8;
@@ -54,24 +54,11 @@ describe("mixed clients in one group", {
   const members: Member[] = [];
 
   before(async () => {
-    broker = await BrokerHarness.start({ name: "mixed-group", overrides: GROUP_OVERRIDES });
-    const kafka = kafkaFor(broker, "mixed-setup");
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [
-          { topic: "mixed-range", numPartitions: PARTITIONS },
-          { topic: "mixed-rr", numPartitions: PARTITIONS },
-          { topic: "mixed-kjs", numPartitions: 6 },
-        ],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
+    ({ broker, producer } = await startGroupBroker("mixed-group", "mixed-setup", [
+      { topic: "mixed-range", numPartitions: PARTITIONS },
+      { topic: "mixed-rr", numPartitions: PARTITIONS },
+      { topic: "mixed-kjs", numPartitions: 6 },
+    ]));
     await produceTo(producer, "mixed-range", PARTITIONS, PER_PARTITION, "r");
     await produceTo(producer, "mixed-rr", PARTITIONS, PER_PARTITION, "rr");
     await produceTo(producer, "mixed-kjs", 6, PER_PARTITION, "kjs");
@@ -170,17 +157,7 @@ describe("mixed clients in one group", {
     // version 1 adds; librdkafka, as leader, cannot parse that and assigns it nothing; the broker passes
     // member metadata through untouched, as Kafka does.)
     const group = "mixed-rr-group";
-    const consumer = new Consumer({
-      bootstrapBrokers: [broker.bootstrap],
-      clientId: "mixed-rr-platformatic",
-      groupId: group,
-      timeout: 10_000,
-      retries: 5,
-      retryDelay: 200,
-      maxWaitTime: 100,
-      sessionTimeout: 6000,
-      heartbeatInterval: 500,
-    });
+    const consumer = platformaticClassicConsumer(broker, "mixed-rr-platformatic", group);
     let pkAssigned: number[] | undefined;
     let pkLeader: boolean | undefined;
     consumer.on(

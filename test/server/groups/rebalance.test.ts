@@ -10,17 +10,16 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type kafkajs from "kafkajs";
-import { BrokerHarness, sleep, waitFor, withDeadline } from "../../support/broker-harness.js";
+import { type BrokerHarness, sleep, waitFor, withDeadline } from "../../support/broker-harness.js";
 import {
   committedOffsets,
   committedOffsetsOrRetry,
   describeGroup,
   GROUP_DRIVER,
-  GROUP_OVERRIDES,
-  kafkaFor,
   Member,
   type MemberEvent,
   PYTHON,
+  startGroupBroker,
 } from "./group-support.js";
 
 const TOPIC = "rebalance";
@@ -39,20 +38,9 @@ describe("rebalance when a member dies without leaving", {
   const members: Member[] = [];
 
   before(async () => {
-    broker = await BrokerHarness.start({ name: "rebalance", overrides: GROUP_OVERRIDES });
-    const kafka = kafkaFor(broker, "rebalance-setup");
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [{ topic: TOPIC, numPartitions: PARTITIONS }],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
+    ({ broker, producer } = await startGroupBroker("rebalance", "rebalance-setup", [
+      { topic: TOPIC, numPartitions: PARTITIONS },
+    ]));
   });
 
   after(async () => {

@@ -25,7 +25,7 @@ import {
   type TopicsImage,
 } from "./consumer-group-coordinator.js";
 import { groupSubscribedTopics } from "./consumer-protocol.js";
-import { type CommittedOffset, type GroupMetadata, offsetKey, parseOffsetKey } from "./group-metadata.js";
+import { type CommittedOffset, GroupMetadata, offsetKey, parseOffsetKey } from "./group-metadata.js";
 import { GROUP_METADATA_TOPIC_NAME, type GroupMetadataManager } from "./group-metadata-manager.js";
 import {
   EMPTY_ASSIGNMENT,
@@ -928,6 +928,51 @@ export class GroupCoordinator {
   }
 
   /**
+   * TxnOffsetCommit (Kafka's handleTxnCommitOffsets): offsets written in the producer's transaction,
+   * pending until its marker. A member id or generation given (v3+) is checked as for OffsetCommit; without
+   * them any producer may commit, even into a group with members (older clients send neither).
+   */
+  async commitTransactionalOffsets(
+    groupId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    memberId: string,
+    groupInstanceId: string | null,
+    generationId: number,
+    offsets: ReadonlyMap<string, CommittedOffset>,
+  ): Promise<Map<string, number>> {
+    const all = (code: number): Map<string, number> => new Map([...offsets.keys()].map((k) => [k, code]));
+    const status = this.validateGroupStatus(groupId, "commit");
+    if (status !== null) return all(status);
+    if (this.consumerGroups.group(groupId) !== undefined) {
+      // Transactional commits into KIP-848 consumer groups are not supported yet.
+      return all(ErrorCode.UNSUPPORTED_VERSION);
+    }
+    const group = this.groupManager.getOrCreateGroup(groupId);
+    if (group.is("Dead")) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (generationId >= 0 || memberId !== "" || groupInstanceId !== null) {
+      const invalid = this.validateCurrentMember(group, memberId, groupInstanceId);
+      if (invalid !== null) return all(invalid);
+      if (generationId !== group.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
+    }
+    const out = new Map<string, number>();
+    const valid = new Map<string, CommittedOffset>();
+    for (const [k, o] of offsets) {
+      if (Buffer.byteLength(o.metadata) > this.config.offsetMetadataMaxBytes)
+        out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
+      else valid.set(k, o);
+    }
+    const code = await this.groupManager.storeTransactionalOffsets(group, producerId, producerEpoch, valid);
+    for (const k of valid.keys()) out.set(k, code);
+    return out;
+  }
+
+  /** A transaction marker reached __consumer_offsets-<partition>: its pending offsets commit or vanish. */
+  onTransactionCompleted(partition: number, producerId: bigint, committed: boolean): void {
+    this.groupManager.completeTransaction(partition, producerId, committed);
+  }
+
+  /**
    * OffsetFetch for one group: partitions null means every committed offset of the group. `member` (v9) is
    * checked against a consumer group's member epochs.
    */
@@ -935,6 +980,7 @@ export class GroupCoordinator {
     groupId: string,
     partitions: ReadonlyArray<{ topic: string; partition: number }> | null,
     member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
+    requireStable = false,
   ): { errorCode: number; partitions: OffsetFetchPartition[] } {
     const status = this.validateGroupStatus(groupId, "fetch");
     if (status !== null) return { errorCode: status, partitions: [] };
@@ -977,7 +1023,12 @@ export class GroupCoordinator {
     return {
       errorCode: ErrorCode.NONE,
       partitions: partitions.map(({ topic, partition }) => {
-        const o = group?.offsets.get(offsetKey(topic, partition));
+        const k = offsetKey(topic, partition);
+        // require_stable (KIP-447): an open transaction's offset for the partition is not answered yet.
+        if (requireStable && group instanceof GroupMetadata && group.hasPendingTransactionalOffset(k)) {
+          return { ...none(topic, partition), errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
+        }
+        const o = group?.offsets.get(k);
         return o === undefined ? none(topic, partition) : found(topic, partition, o);
       }),
     };

@@ -14,6 +14,7 @@ import { Logger } from "../../../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
 import { ErrorCode } from "../../../protocol/errors.js";
+import { ControlRecordType, readControlRecordKey } from "../../../protocol/records/control-record.js";
 import {
   buildRecordBatch,
   decodeRecordBatches,
@@ -208,6 +209,8 @@ export class GroupMetadataManager {
       return;
     }
     const offsets = new Map<string, Map<string, CommittedOffset>>();
+    // Transactional offset commits (TxnOffsetCommit) per producer, until their marker.
+    const pendingTxn = new Map<bigint, Map<string, Map<string, CommittedOffset>>>();
     const groupValues = new Map<string, ReturnType<typeof readGroupMetadataValueRecord>>();
     let offset = log.logStartOffset;
     let records = 0;
@@ -219,7 +222,31 @@ export class GroupMetadataManager {
         if (batches.length === 0) break;
         for (const b of batches) {
           offset = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
-          if (b.header.isControl || b.header.isTransactional) continue;
+          if (b.header.isControl) {
+            // A transaction marker: COMMIT makes the producer's pending offsets committed, ABORT drops them.
+            const pending = pendingTxn.get(b.header.producerId);
+            pendingTxn.delete(b.header.producerId);
+            const marker = readControlRecordKey(b.records[0]?.key ?? null);
+            if (pending !== undefined && marker.type === ControlRecordType.Commit) {
+              for (const [group, m] of pending) {
+                let committed = offsets.get(group);
+                if (committed === undefined) {
+                  committed = new Map();
+                  offsets.set(group, committed);
+                }
+                for (const [k, o] of m) committed.set(k, o);
+              }
+            }
+            continue;
+          }
+          let txn: Map<string, Map<string, CommittedOffset>> | undefined;
+          if (b.header.isTransactional) {
+            txn = pendingTxn.get(b.header.producerId);
+            if (txn === undefined) {
+              txn = new Map();
+              pendingTxn.set(b.header.producerId, txn);
+            }
+          }
           for (const r of b.records) {
             if (r.key === null) continue;
             records++;
@@ -227,13 +254,14 @@ export class GroupMetadataManager {
             if (key.kind === "offset") {
               const { group, topic, partition: tpPartition } = key.key;
               const value = readOffsetCommitValueRecord(r.value);
-              let m = offsets.get(group);
+              const target = txn ?? offsets;
+              let m = target.get(group);
               if (value === null) {
                 m?.delete(offsetKey(topic, tpPartition));
               } else {
                 if (m === undefined) {
                   m = new Map();
-                  offsets.set(group, m);
+                  target.set(group, m);
                 }
                 m.set(offsetKey(topic, tpPartition), value);
               }
@@ -260,8 +288,10 @@ export class GroupMetadataManager {
     const now = BigInt(this.time.milliseconds());
     let loaded = 0;
     this.consumerGroupLoader?.loaded(partition, offsets);
+    const pendingGroups = [...pendingTxn.values()].flatMap((m) => [...m.keys()]);
     const names = new Set([
       ...offsets.keys(),
+      ...pendingGroups,
       ...[...groupValues].filter(([, v]) => v !== null).map(([k]) => k),
     ]);
     for (const groupId of names) {
@@ -291,6 +321,10 @@ export class GroupMetadataManager {
         if (g.members.size > 0) g.state = "Stable";
       }
       for (const [k, o] of offsets.get(groupId) ?? []) g.offsets.set(k, o);
+      for (const [producerId, m] of pendingTxn) {
+        const mine = m.get(groupId);
+        if (mine !== undefined) g.pendingTransactionalOffsets.set(producerId, new Map(mine));
+      }
       this.groups.set(groupId, g);
       loaded++;
     }
@@ -307,16 +341,24 @@ export class GroupMetadataManager {
   // ---- persistence ----
 
   /** Appends records to the group's partition; resolves with the coordinator error code. */
-  async append(groupId: string, records: RecordInput[]): Promise<number> {
+  async append(
+    groupId: string,
+    records: RecordInput[],
+    transaction?: { readonly producerId: bigint; readonly producerEpoch: number },
+  ): Promise<number> {
     const partition = this.partitionFor(groupId);
     if (!this.ownedPartitions.has(partition)) return ErrorCode.NOT_COORDINATOR;
     const now = BigInt(this.time.milliseconds());
-    const batch = buildRecordBatch({ records, timestamp: now });
+    const batch = buildRecordBatch({
+      records,
+      timestamp: now,
+      ...(transaction && { ...transaction, isTransactional: true }),
+    });
     const [result] = await this.replicaManager.appendRecords(
       this.config.offsetCommitTimeoutMs,
       -1,
       [{ topicPartition: { topic: GROUP_METADATA_TOPIC_NAME, partition }, records: batch }],
-      { internalTopicsAllowed: true },
+      { internalTopicsAllowed: true, origin: "coordinator" },
     );
     if (result.error !== "NONE") {
       this.logger.warn(
@@ -346,6 +388,45 @@ export class GroupMetadataManager {
       for (const [k, o] of offsets) group.offsets.set(k, o);
     }
     return code;
+  }
+
+  /**
+   * TxnOffsetCommit: the offsets in one transactional batch of the producer (Kafka's storeOffsets with a
+   * producer id); they stay pending until the transaction's marker reaches the partition.
+   */
+  async storeTransactionalOffsets(
+    group: GroupMetadata,
+    producerId: bigint,
+    producerEpoch: number,
+    offsets: ReadonlyMap<string, CommittedOffset>,
+  ): Promise<number> {
+    if (offsets.size === 0) return ErrorCode.NONE;
+    const records: RecordInput[] = [];
+    for (const [k, o] of offsets) {
+      const { topic, partition } = parseOffsetKey(k);
+      records.push({ key: offsetCommitKey(group.groupId, topic, partition), value: offsetCommitValue(o) });
+    }
+    const code = await this.append(group.groupId, records, { producerId, producerEpoch });
+    if (code === ErrorCode.NONE && this.groups.get(group.groupId) === group) {
+      let pending = group.pendingTransactionalOffsets.get(producerId);
+      if (pending === undefined) {
+        pending = new Map();
+        group.pendingTransactionalOffsets.set(producerId, pending);
+      }
+      for (const [k, o] of offsets) pending.set(k, o);
+    }
+    return code;
+  }
+
+  /** A transaction marker was written to __consumer_offsets-<partition> (Kafka's handleTxnCompletion). */
+  completeTransaction(partition: number, producerId: bigint, committed: boolean): void {
+    for (const g of this.groups.values()) {
+      if (this.partitionFor(g.groupId) !== partition) continue;
+      const pending = g.pendingTransactionalOffsets.get(producerId);
+      if (pending === undefined) continue;
+      g.pendingTransactionalOffsets.delete(producerId);
+      if (committed) for (const [k, o] of pending) g.offsets.set(k, o);
+    }
   }
 
   /** Tombstones for the offsets (and the group itself when `deleteGroup`). */

@@ -46,6 +46,11 @@ export class GroupMetadata {
   readonly pendingMembers = new Set<string>();
   readonly staticMembers = new Map<string, string>();
   readonly offsets = new Map<string, CommittedOffset>();
+  /**
+   * Offsets written by TxnOffsetCommit, per producer id, until the transaction's marker reaches this
+   * group's __consumer_offsets partition: COMMIT makes them the committed offsets, ABORT drops them.
+   */
+  readonly pendingTransactionalOffsets = new Map<bigint, Map<string, CommittedOffset>>();
   /** A member joined during the initial delayed rebalance (Kafka's newMemberAdded). */
   newMemberAdded = false;
   /** The pending DelayedJoin / InitialDelayedJoin timer. */
@@ -209,5 +214,11 @@ export class GroupMetadata {
 
   canRebalance(): boolean {
     return VALID_PREVIOUS.PreparingRebalance.includes(this.state);
+  }
+
+  /** An open transaction has written an offset for this partition (OffsetFetch require_stable). */
+  hasPendingTransactionalOffset(key: string): boolean {
+    for (const m of this.pendingTransactionalOffsets.values()) if (m.has(key)) return true;
+    return false;
   }
 }
