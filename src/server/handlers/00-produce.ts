@@ -5,7 +5,10 @@
 // the LogValidator (record-level errors: INVALID_TIMESTAMP, INVALID_RECORD, sent back as record_errors;
 // recompression to the topic's compression.type), validates CRC and sizes (CORRUPT_MESSAGE,
 // MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), assigns offsets and waits for the ISR with acks=-1; an
-// offline partition answers KAFKA_STORAGE_ERROR. acks=0 gets no response. Here only batch headers are read.
+// offline partition answers KAFKA_STORAGE_ERROR. A transactional batch for a partition where its producer
+// has no open transaction is first verified with the transaction coordinator (KIP-890 part 1:
+// INVALID_TXN_STATE unless the partition was added to the ongoing transaction). acks=0 gets no response.
+// Here only batch headers are read.
 
 import { ErrorCode, type ErrorName, KafkaError } from "../../protocol/errors.js";
 import type { ProduceRequest } from "../../protocol/generated/messages/ProduceRequest.js";
@@ -26,10 +29,12 @@ import {
   isRecordBatchCrcValid,
   LAST_OFFSET_DELTA_OFFSET,
   MAGIC_OFFSET,
+  PRODUCER_EPOCH_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORD_BATCH_MAGIC,
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
+  TRANSACTIONAL_FLAG_MASK,
 } from "../../protocol/records/index.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type Handler, type HandlerRegistration, NO_RESPONSE } from "../handler.js";
@@ -142,7 +147,18 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
           fail(t.name, p.index, e.errorName as ErrorName, e.message);
           continue;
         }
-        entries.push({ topicPartition: { topic: t.name, partition: p.index }, records: p.records as Buffer });
+        const tp = { topic: t.name, partition: p.index };
+        const unverified = unverifiedTransactionalAppend(
+          services,
+          request.transactionalId,
+          tp,
+          p.records as Buffer,
+        );
+        if (unverified !== undefined) {
+          fail(t.name, p.index, unverified.error, unverified.message);
+          continue;
+        }
+        entries.push({ topicPartition: tp, records: p.records as Buffer });
       }
     }
     const results = await replicaManager.appendRecords(request.timeoutMs, request.acks, entries, {
@@ -180,4 +196,45 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
     return response;
   };
   return { apiKey: 0, minVersion: PRODUCE_MIN_VERSION, handle };
+}
+
+/**
+ * KIP-890 part 1 (transaction.partition.verification.enable, Kafka 3.6+): a transactional batch for a
+ * partition where its producer has no open transaction is appended only if the transaction coordinator
+ * says the partition was added to the producer's ongoing transaction — so a late retry of an earlier
+ * transaction's batch cannot land in a later one. Answers INVALID_TXN_STATE (or the coordinator's error,
+ * e.g. PRODUCER_FENCED) otherwise; undefined when the append may go ahead.
+ */
+function unverifiedTransactionalAppend(
+  services: BrokerServices,
+  transactionalId: string | null,
+  tp: { topic: string; partition: number },
+  records: Buffer,
+): { error: ErrorName; message: string } | undefined {
+  if (records.length < RECORD_BATCH_OVERHEAD) return undefined;
+  if ((records.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0) return undefined;
+  const producerId = records.readBigInt64BE(PRODUCER_ID_OFFSET);
+  const producerEpoch = records.readInt16BE(PRODUCER_EPOCH_OFFSET);
+  const state = services.replicaManager.getPartition(tp)?.log?.producerStateManager.lastEntry(producerId);
+  // Already verified: the producer's transaction is open on this partition with this epoch.
+  if (state !== undefined && state.currentTxnFirstOffset >= 0n && state.producerEpoch === producerEpoch)
+    return undefined;
+  // Kafka refuses transactional records without a transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  // this broker accepts them unverified (the log-side tests write such batches directly).
+  if (transactionalId === null) return undefined;
+  const { error, partitionErrors } = services.transactionCoordinator.verifyTransaction(
+    transactionalId,
+    producerId,
+    producerEpoch,
+    [tp],
+  );
+  const code =
+    error !== ErrorCode.NONE ? error : (partitionErrors.get(`${tp.topic}-${tp.partition}`) ?? ErrorCode.NONE);
+  if (code === ErrorCode.NONE) return undefined;
+  const name =
+    (Object.keys(ErrorCode) as ErrorName[]).find((n) => ErrorCode[n] === code) ?? "INVALID_TXN_STATE";
+  return {
+    error: name,
+    message: `Partition ${tp.topic}-${tp.partition} is not part of an ongoing transaction of ${transactionalId}`,
+  };
 }

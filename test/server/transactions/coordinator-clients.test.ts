@@ -27,6 +27,7 @@ import { defaultInitProducerIdRequest } from "../../../src/protocol/generated/me
 import type { InitProducerIdResponse } from "../../../src/protocol/generated/messages/InitProducerIdResponse.js";
 import { defaultListTransactionsRequest } from "../../../src/protocol/generated/messages/ListTransactionsRequest.js";
 import type { ListTransactionsResponse } from "../../../src/protocol/generated/messages/ListTransactionsResponse.js";
+import { buildRecordBatch } from "../../../src/protocol/records/memory-records.js";
 import { BrokerHarness, describeResult, runCommand, sleep, waitFor } from "../../support/broker-harness.js";
 import { WireClient } from "../wire-client.js";
 
@@ -306,6 +307,26 @@ describe("transaction coordinator with real clients", { timeout: 300_000 }, () =
         verified.resultsByTransaction[0].topicResults[0].resultsByPartition.map((p) => p.partitionErrorCode),
         [ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE],
       );
+      // KIP-890 part 1 on the produce path: a transactional batch for a partition outside the producer's
+      // ongoing transaction (2) is INVALID_TXN_STATE and not written; one for an added partition (0) lands.
+      const produceTxn = async (partition: number): Promise<number> => {
+        const records = buildRecordBatch({
+          records: [{ value: Buffer.from(`verify-${partition}`) }],
+          producerId,
+          producerEpoch,
+          baseSequence: 0,
+          isTransactional: true,
+        });
+        const r = await c.request(Apis.Produce, 9, {
+          transactionalId: txnId,
+          acks: -1,
+          timeoutMs: 5000,
+          topicData: [{ name: "txn-wire", partitionData: [{ index: partition, records }] }],
+        });
+        return r.responses[0].partitionResponses[0].errorCode;
+      };
+      assert.equal(await produceTxn(2), ErrorCode.INVALID_TXN_STATE);
+      assert.equal(await produceTxn(0), ErrorCode.NONE);
       const describe = async (): Promise<DescribeTransactionsResponse> =>
         c.request(Apis.DescribeTransactions, 0, { transactionalIds: [txnId, "wire-unknown"] });
       const ongoing = await describe();
