@@ -303,19 +303,21 @@ export class GroupCoordinator {
     }
   }
 
+  /** A Dead group, or protocols the group's members do not share, end a JoinGroup at once. */
+  private rejectJoin(group: GroupMetadata, p: JoinGroupParams, cb: (r: JoinGroupResult) => void): boolean {
+    if (group.is("Dead")) cb(joinError(p.memberId, ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    else if (!group.supportsProtocols(p.protocolType, p.protocols))
+      cb(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+    else return false;
+    return true;
+  }
+
   private doNewMemberJoinGroup(
     group: GroupMetadata,
     p: JoinGroupParams,
     cb: (r: JoinGroupResult) => void,
   ): void {
-    if (group.is("Dead")) {
-      cb(joinError(p.memberId, ErrorCode.COORDINATOR_NOT_AVAILABLE));
-      return;
-    }
-    if (!group.supportsProtocols(p.protocolType, p.protocols)) {
-      cb(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
-      return;
-    }
+    if (this.rejectJoin(group, p, cb)) return;
     const newMemberId = `${p.clientId}-${randomUUID()}`;
     if (p.groupInstanceId !== null) {
       this.doStaticMemberJoinGroup(group, newMemberId, p, cb);
@@ -408,14 +410,7 @@ export class GroupCoordinator {
     p: JoinGroupParams,
     cb: (r: JoinGroupResult) => void,
   ): void {
-    if (group.is("Dead")) {
-      cb(joinError(p.memberId, ErrorCode.COORDINATOR_NOT_AVAILABLE));
-      return;
-    }
-    if (!group.supportsProtocols(p.protocolType, p.protocols)) {
-      cb(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
-      return;
-    }
+    if (this.rejectJoin(group, p, cb)) return;
     if (group.isPendingMember(p.memberId)) {
       this.addMemberAndRebalance(group, p.memberId, p, cb);
       return;

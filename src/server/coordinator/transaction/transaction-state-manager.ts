@@ -17,7 +17,7 @@ import type { Time } from "../../../common/time.js";
 import { ErrorCode } from "../../../protocol/errors.js";
 import { buildRecordBatch, decodeRecordBatches } from "../../../protocol/records/memory-records.js";
 import type { ReplicaManager } from "../../replication/replica-manager.js";
-import { partitionForGroup } from "../group/group-metadata-manager.js";
+import { coordinatorAppendError, partitionForGroup } from "../group/group-metadata-manager.js";
 import {
   readTransactionLogKeyRecord,
   readTransactionLogValueRecord,
@@ -52,22 +52,13 @@ export type CoordinatorEpochAndTxnMetadata =
       readonly metadata: TransactionMetadata | undefined;
     };
 
-/** Kafka's TransactionStateManager.appendTransactionToLog error mapping. */
+/**
+ * Kafka's TransactionStateManager.appendTransactionToLog error mapping: the group coordinator's, except that
+ * an oversized record is an unexpected UNKNOWN_SERVER_ERROR here (a transaction's record has no commit size).
+ */
 export function transactionLogAppendError(error: string): number {
-  switch (error) {
-    case "NONE":
-      return ErrorCode.NONE;
-    case "UNKNOWN_TOPIC_OR_PARTITION":
-    case "NOT_ENOUGH_REPLICAS":
-    case "NOT_ENOUGH_REPLICAS_AFTER_APPEND":
-    case "REQUEST_TIMED_OUT":
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case "NOT_LEADER_OR_FOLLOWER":
-    case "KAFKA_STORAGE_ERROR":
-      return ErrorCode.NOT_COORDINATOR;
-    default:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-  }
+  const code = coordinatorAppendError(error);
+  return code === ErrorCode.INVALID_COMMIT_OFFSET_SIZE ? ErrorCode.UNKNOWN_SERVER_ERROR : code;
 }
 
 export class TransactionStateManager {
