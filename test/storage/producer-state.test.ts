@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { crc32c } from "@node-rs/crc32";
@@ -25,8 +25,7 @@ import {
   encodeProducerSnapshot,
 } from "../../src/storage/producer-state/producer-snapshot-file.js";
 import { ProducerStateEntry } from "../../src/storage/producer-state/producer-state-entry.js";
-import { UnifiedLog } from "../../src/storage/unified-log.js";
-import { config, tempPartitionDir } from "./storage-test-utils.js";
+import { config, type LogFixture, openLogFixture } from "./storage-test-utils.js";
 
 const T0 = 1_700_000_000_000n;
 /** `tributary <args>` from the same build as this test (a private tsc --outDir build included). */
@@ -66,41 +65,17 @@ function plain(count = 2): Buffer {
 function openLog(
   overrides: Partial<LogConfig> = {},
   opts: { time?: MockTime; scheduler?: MockScheduler; expirationMs?: number } = {},
-) {
-  const t = tempPartitionDir("producer-state");
-  mkdirSync(t.dir, { recursive: true });
-  const cfg = config({ indexIntervalBytes: 256, segmentIndexBytes: 4096, ...overrides });
-  const time = opts.time ?? new MockTime(Number(T0));
-  const mk = (clean: boolean, recoveryPoint = 0n) =>
-    UnifiedLog.open(t.dir, cfg, {
-      time,
-      recoveryPoint,
-      hadCleanShutdown: clean,
+): LogFixture {
+  return openLogFixture(
+    "producer-state",
+    config({ indexIntervalBytes: 256, segmentIndexBytes: 4096, ...overrides }),
+    {
+      time: opts.time ?? new MockTime(Number(T0)),
       scheduler: opts.scheduler,
       producerIdExpirationMs: opts.expirationMs,
       producerIdExpirationCheckIntervalMs: 600_000,
-    });
-  const fx = {
-    dir: t.dir,
-    log: mk(true),
-    reopen(clean = true): UnifiedLog {
-      fx.log.close();
-      fx.log = mk(clean);
-      return fx.log;
     },
-    /** A crash: the old log is abandoned (no close, no snapshot) and the dir loaded as after a crash. */
-    crash(): UnifiedLog {
-      fx.log = mk(false);
-      return fx.log;
-    },
-    cleanup(): void {
-      try {
-        fx.log.close();
-      } catch {}
-      t.cleanup();
-    },
-  };
-  return fx;
+  );
 }
 
 function errorName(fn: () => unknown): string {

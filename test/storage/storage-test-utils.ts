@@ -1,12 +1,13 @@
 // Helpers for the storage tests: temp partition dirs, record batches, config, and an independent reader of
 // the on-disk format (written from Kafka's documented layout, not from src/storage) used to check files.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32c } from "@node-rs/crc32";
 import { buildRecordBatch } from "../../src/protocol/records/index.js";
 import { DEFAULT_LOG_CONFIG, type LogConfig } from "../../src/storage/log-config.js";
+import { UnifiedLog } from "../../src/storage/unified-log.js";
 
 /** A fresh `<tmp>/<prefix>-xxxx/topic-0` directory; returns it and a cleanup function. */
 export function tempPartitionDir(prefix = "tributary-storage"): {
@@ -180,4 +181,52 @@ export function verifyLogDir(dir: string): LogDirCheck {
     }
   }
   return { batches: out, startOffset: segments[0] ?? 0n, endOffset: expectNext ?? 0n, segments };
+}
+
+export interface LogFixture {
+  readonly dir: string;
+  log: UnifiedLog;
+  /** Clean shutdown, then load again. */
+  reopen(): UnifiedLog;
+  /** A crash: the log is abandoned (no close, no snapshot) and the dir loaded as after an unclean shutdown. */
+  crash(recoveryPoint?: bigint): UnifiedLog;
+  /** Loads the (already closed) dir again as after a clean shutdown. */
+  load(): UnifiedLog;
+  cleanup(): void;
+}
+
+/** A UnifiedLog in a fresh partition dir, with `extra` open options, that a test can restart or crash. */
+export function openLogFixture(
+  prefix: string,
+  cfg: LogConfig,
+  extra: Omit<Parameters<typeof UnifiedLog.open>[2], "recoveryPoint" | "hadCleanShutdown">,
+): LogFixture {
+  const t = tempPartitionDir(prefix);
+  mkdirSync(t.dir, { recursive: true });
+  const mk = (clean: boolean, recoveryPoint = 0n): UnifiedLog =>
+    UnifiedLog.open(t.dir, cfg, { ...extra, recoveryPoint, hadCleanShutdown: clean });
+  const fx: LogFixture = {
+    dir: t.dir,
+    log: mk(true),
+    reopen() {
+      fx.log.close();
+      fx.log = mk(true);
+      return fx.log;
+    },
+    crash(recoveryPoint = 0n) {
+      fx.log = mk(false, recoveryPoint);
+      return fx.log;
+    },
+    load() {
+      fx.log = mk(true);
+      return fx.log;
+    },
+    cleanup() {
+      try {
+        fx.log.close();
+      } catch {}
+      t.cleanup();
+    },
+  };
+  return fx;
 }

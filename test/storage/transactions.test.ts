@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { MockTime } from "../../src/common/time.js";
@@ -17,8 +17,8 @@ import {
   ControlRecordType,
   decodeRecordBatches,
 } from "../../src/protocol/records/index.js";
-import { UnifiedLog } from "../../src/storage/unified-log.js";
-import { config, tempPartitionDir } from "./storage-test-utils.js";
+import type { UnifiedLog } from "../../src/storage/unified-log.js";
+import { config, type LogFixture, openLogFixture } from "./storage-test-utils.js";
 
 const T0 = 1_700_000_000_000n;
 
@@ -60,39 +60,10 @@ function txnIndexFiles(dir: string): Map<string, Txn[]> {
   return out;
 }
 
-function openLog() {
-  const t = tempPartitionDir("txn-log");
-  mkdirSync(t.dir, { recursive: true });
-  const cfg = config({ indexIntervalBytes: 256, segmentIndexBytes: 4096 });
-  const time = new MockTime(Number(T0));
-  const mk = (clean: boolean, recoveryPoint = 0n) =>
-    UnifiedLog.open(t.dir, cfg, { time, recoveryPoint, hadCleanShutdown: clean });
-  const fx = {
-    dir: t.dir,
-    log: mk(true),
-    reopen(): UnifiedLog {
-      fx.log.close();
-      fx.log = mk(true);
-      return fx.log;
-    },
-    /** A crash: the log is abandoned (no close, no snapshot) and loaded as after an unclean shutdown. */
-    crash(recoveryPoint = 0n): UnifiedLog {
-      fx.log = mk(false, recoveryPoint);
-      return fx.log;
-    },
-    /** Loads the (closed) dir again after a clean shutdown. */
-    load(): UnifiedLog {
-      fx.log = mk(true);
-      return fx.log;
-    },
-    cleanup(): void {
-      try {
-        fx.log.close();
-      } catch {}
-      t.cleanup();
-    },
-  };
-  return fx;
+function openLog(): LogFixture {
+  return openLogFixture("txn-log", config({ indexIntervalBytes: 256, segmentIndexBytes: 4096 }), {
+    time: new MockTime(Number(T0)),
+  });
 }
 
 /** Sequences per producer, so each transactional batch continues its producer's sequence. */

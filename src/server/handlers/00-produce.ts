@@ -10,7 +10,7 @@
 // INVALID_TXN_STATE unless the partition was added to the ongoing transaction). acks=0 gets no response.
 // Here only batch headers are read.
 
-import { ErrorCode, type ErrorName, KafkaError } from "../../protocol/errors.js";
+import { ErrorCode, type ErrorName, errorDefinition, KafkaError } from "../../protocol/errors.js";
 import type { ProduceRequest } from "../../protocol/generated/messages/ProduceRequest.js";
 import {
   defaultPartitionProduceResponse,
@@ -231,10 +231,8 @@ function unverifiedTransactionalAppend(
   const code =
     error !== ErrorCode.NONE ? error : (partitionErrors.get(`${tp.topic}-${tp.partition}`) ?? ErrorCode.NONE);
   if (code === ErrorCode.NONE) return undefined;
-  const name =
-    (Object.keys(ErrorCode) as ErrorName[]).find((n) => ErrorCode[n] === code) ?? "INVALID_TXN_STATE";
   return {
-    error: name,
+    error: (errorDefinition(code)?.name ?? "INVALID_TXN_STATE") as ErrorName,
     message: `Partition ${tp.topic}-${tp.partition} is not part of an ongoing transaction of ${transactionalId}`,
   };
 }

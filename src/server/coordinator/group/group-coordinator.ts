@@ -908,16 +908,23 @@ export class GroupCoordinator {
       // The group has members: only they may commit.
       return all(ErrorCode.UNKNOWN_MEMBER_ID);
     }
+    return this.storeOffsets(group, offsets);
+  }
+
+  /** Stores the offsets whose metadata fits offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE for the rest). */
+  private async storeOffsets(
+    group: GroupMetadata,
+    offsets: ReadonlyMap<string, CommittedOffset>,
+    transaction?: { readonly producerId: bigint; readonly producerEpoch: number },
+  ): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const valid = new Map<string, CommittedOffset>();
     for (const [k, o] of offsets) {
-      if (Buffer.byteLength(o.metadata) > this.config.offsetMetadataMaxBytes) {
+      if (Buffer.byteLength(o.metadata) > this.config.offsetMetadataMaxBytes)
         out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      } else {
-        valid.set(k, o);
-      }
+      else valid.set(k, o);
     }
-    const code = await this.groupManager.storeOffsets(group, valid);
+    const code = await this.groupManager.storeOffsets(group, valid, transaction);
     for (const k of valid.keys()) out.set(k, code);
     return out;
   }
@@ -950,16 +957,7 @@ export class GroupCoordinator {
       if (invalid !== null) return all(invalid);
       if (generationId !== group.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
     }
-    const out = new Map<string, number>();
-    const valid = new Map<string, CommittedOffset>();
-    for (const [k, o] of offsets) {
-      if (Buffer.byteLength(o.metadata) > this.config.offsetMetadataMaxBytes)
-        out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      else valid.set(k, o);
-    }
-    const code = await this.groupManager.storeTransactionalOffsets(group, producerId, producerEpoch, valid);
-    for (const k of valid.keys()) out.set(k, code);
-    return out;
+    return this.storeOffsets(group, offsets, { producerId, producerEpoch });
   }
 
   /** A transaction marker reached __consumer_offsets-<partition>: its pending offsets commit or vanish. */

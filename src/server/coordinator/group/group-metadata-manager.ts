@@ -375,30 +375,15 @@ export class GroupMetadataManager {
     ]);
   }
 
-  /** Writes the offsets in one batch; on success they become the group's committed offsets. */
-  async storeOffsets(group: GroupMetadata, offsets: ReadonlyMap<string, CommittedOffset>): Promise<number> {
-    if (offsets.size === 0) return ErrorCode.NONE;
-    const records: RecordInput[] = [];
-    for (const [k, o] of offsets) {
-      const { topic, partition } = parseOffsetKey(k);
-      records.push({ key: offsetCommitKey(group.groupId, topic, partition), value: offsetCommitValue(o) });
-    }
-    const code = await this.append(group.groupId, records);
-    if (code === ErrorCode.NONE && this.groups.get(group.groupId) === group) {
-      for (const [k, o] of offsets) group.offsets.set(k, o);
-    }
-    return code;
-  }
-
   /**
-   * TxnOffsetCommit: the offsets in one transactional batch of the producer (Kafka's storeOffsets with a
-   * producer id); they stay pending until the transaction's marker reaches the partition.
+   * Writes the offsets in one batch. Plain commits become the group's committed offsets once written; with
+   * `transaction` (TxnOffsetCommit: a transactional batch of that producer, Kafka's storeOffsets with a
+   * producer id) they stay pending until the transaction's marker reaches the partition.
    */
-  async storeTransactionalOffsets(
+  async storeOffsets(
     group: GroupMetadata,
-    producerId: bigint,
-    producerEpoch: number,
     offsets: ReadonlyMap<string, CommittedOffset>,
+    transaction?: { readonly producerId: bigint; readonly producerEpoch: number },
   ): Promise<number> {
     if (offsets.size === 0) return ErrorCode.NONE;
     const records: RecordInput[] = [];
@@ -406,15 +391,15 @@ export class GroupMetadataManager {
       const { topic, partition } = parseOffsetKey(k);
       records.push({ key: offsetCommitKey(group.groupId, topic, partition), value: offsetCommitValue(o) });
     }
-    const code = await this.append(group.groupId, records, { producerId, producerEpoch });
-    if (code === ErrorCode.NONE && this.groups.get(group.groupId) === group) {
-      let pending = group.pendingTransactionalOffsets.get(producerId);
-      if (pending === undefined) {
-        pending = new Map();
-        group.pendingTransactionalOffsets.set(producerId, pending);
-      }
-      for (const [k, o] of offsets) pending.set(k, o);
+    const code = await this.append(group.groupId, records, transaction);
+    if (code !== ErrorCode.NONE || this.groups.get(group.groupId) !== group) return code;
+    let target = group.offsets;
+    if (transaction !== undefined) {
+      const pending = group.pendingTransactionalOffsets.get(transaction.producerId);
+      target = pending ?? new Map();
+      if (pending === undefined) group.pendingTransactionalOffsets.set(transaction.producerId, target);
     }
+    for (const [k, o] of offsets) target.set(k, o);
     return code;
   }
 
