@@ -1,6 +1,7 @@
 // Benchmark support: reads the summary lines of `tributary producer-perf-test` and `consumer-perf-test`,
 // which print Kafka's ProducerPerformance and ConsumerPerformance formats:
 //   N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, p50 ms 50th, p95 ms 95th, p99 ms 99th, p999 ms 99.9th.
+//   (with --warmup-records, a second such line: "N steady state records sent, …")
 //   start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
 // Kafka's "MB" in both is 1024 × 1024 bytes.
 
@@ -19,14 +20,17 @@ export interface ProducerSummary {
 }
 
 const PRODUCER_SUMMARY =
-  /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$/;
+  /^(\d+)( steady state)? records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$/;
 
-/** The summary line of producer-perf-test's output, or undefined when there is none. */
-export function producerSummary(stdout: string): ProducerSummary | undefined {
+/**
+ * The summary line of producer-perf-test's output (the whole run's, or with `steadyState` the one after
+ * --warmup-records), or undefined when there is none.
+ */
+export function producerSummary(stdout: string, steadyState = false): ProducerSummary | undefined {
   for (const line of stdout.split("\n").reverse()) {
     const m = PRODUCER_SUMMARY.exec(line.trim());
-    if (!m) continue;
-    const n = m.slice(1).map(Number);
+    if (!m || (m[2] !== undefined) !== steadyState) continue;
+    const n = [m[1], ...m.slice(3)].map(Number);
     return {
       line: line.trim(),
       records: n[0],

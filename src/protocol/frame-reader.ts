@@ -1,7 +1,10 @@
 // FrameReader: splits a byte stream (socket data events) into Kafka frames, each an int32 size
 // followed by that many bytes. The size is checked against the limit (`socket.request.max.bytes`
 // on a broker) as soon as its 4 bytes arrive, before anything is buffered for the frame; a frame is
-// assembled only once all its bytes are present, as a zero-copy slice when it lies in one chunk.
+// assembled only once all its bytes are present, as a zero-copy slice when it lies in one chunk, else
+// copied into a buffer from the owner's MemoryPool (which the owner releases when done with the frame).
+
+import type { MemoryPool } from "../common/memory-pool.js";
 
 export class FrameTooLargeError extends Error {
   override readonly name = "FrameTooLargeError";
@@ -26,7 +29,10 @@ export class FrameReader {
   /** Set once a bad size prefix was seen; no frame is returned after it. */
   failure: FrameTooLargeError | undefined;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly pool?: MemoryPool,
+  ) {}
 
   /** Bytes received but not yet returned as frames. */
   get pendingBytes(): number {
@@ -99,7 +105,7 @@ export class FrameReader {
       this.consume(n);
       return frame;
     }
-    const frame = Buffer.allocUnsafe(n);
+    const frame = this.pool ? this.pool.allocate(n) : Buffer.allocUnsafe(n);
     let filled = 0;
     while (filled < n) {
       const c = this.chunks[0];

@@ -20,6 +20,7 @@
 
 import { hostname } from "node:os";
 import { Logger } from "../common/logger.js";
+import { MemoryPool } from "../common/memory-pool.js";
 import { type Scheduler, SystemScheduler } from "../common/scheduler.js";
 import { SYSTEM_TIME, type Time } from "../common/time.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
@@ -74,6 +75,8 @@ export class KafkaServer {
   private readonly processingEnabled: Promise<void>;
   private shutdownPromise: Promise<void> | undefined;
   private readonly shutdownHooks: Array<() => void | Promise<void>> = [];
+  /** Request frames and fetch reads (Kafka's MemoryPool for the network layer). */
+  readonly memoryPool = new MemoryPool();
   private _advertised: EndPoint[] = [];
   private store: EmbeddedMetadataStore | undefined;
   private controller: KafkaController | undefined;
@@ -162,7 +165,13 @@ export class KafkaServer {
             this.metrics.requestMetrics.record(outcome.timing, sentNs);
         },
       };
-      this._socketServer = new SocketServer(this.config, processor, this.time, this.scheduler);
+      this._socketServer = new SocketServer(
+        this.config,
+        processor,
+        this.time,
+        this.scheduler,
+        this.memoryPool,
+      );
       await this._socketServer.startup();
       this._advertised = this.resolveAdvertised();
 
@@ -305,7 +314,7 @@ export class KafkaServer {
         transactionCoordinator: this.transactionCoordinator,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
-      this.pipeline = new RequestPipeline(handlers, this.time);
+      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
       this.metrics.start(this.scheduler);
       if (config.metricsHttpListener !== null) {
         const server = new MetricsHttpServer(config.metricsHttpListener, () => this.metrics.scrape());

@@ -18,4 +18,9 @@ export interface RequestContext {
   readonly clientAddress: string;
   /** Monotonic nanoseconds when the request was read (for request metrics and timeouts). */
   readonly receivedNs: bigint;
+  /**
+   * Memory for bytes the response will carry as they are (a Fetch's log reads): from the broker's
+   * MemoryPool, given back once the response has been written to the socket. Absent without a pool.
+   */
+  readonly allocateResponseBuffer?: (size: number) => Buffer;
 }

@@ -13,8 +13,13 @@
 //   in its error fields (`errorResponseFor`); when the API has no error field to carry it, close.
 // A response (or its absence) carries the request's RequestTiming: the socket server reports it once the
 // response is written, for the request metrics (server/metrics/request-metrics.ts).
+// Memory (with the broker's MemoryPool): a Produce request's frame goes back to the pool once the request
+// is handled (the append copied its batches into the log; nothing keeps a view of them), and the log reads
+// a Fetch response carries go back once the response has been written (`release`). Other requests keep
+// their frames: handlers may hold views into them (group member metadata, for one).
 
 import { Logger } from "../common/logger.js";
+import type { MemoryPool } from "../common/memory-pool.js";
 import type { Time } from "../common/time.js";
 import { KafkaError } from "../protocol/errors.js";
 import { type DecodedRequest, decodeRequest, encodeResponse } from "../protocol/framing.js";
@@ -40,6 +45,8 @@ export type RequestOutcome =
       readonly chunks: Buffer[];
       readonly api: string;
       readonly timing?: RequestTiming;
+      /** Gives the response's pooled buffers back: call once the chunks have been written. */
+      readonly release?: () => void;
     }
   | { readonly kind: "none"; readonly timing?: RequestTiming }
   | { readonly kind: "close"; readonly reason: string };
@@ -71,6 +78,7 @@ export class RequestPipeline {
   constructor(
     registrations: readonly HandlerRegistration[],
     private readonly time: Time,
+    private readonly memoryPool?: MemoryPool,
   ) {
     for (const r of [apiVersionsHandler(this), ...registrations]) this.register(r);
   }
@@ -113,7 +121,19 @@ export class RequestPipeline {
   ): Promise<RequestOutcome> {
     const dequeuedNs = this.time.nanoseconds();
     const info: DecodedInfo = { version: 0 };
-    const outcome = await this.dispatch(conn, frame, receivedNs, info);
+    const held: Buffer[] = [];
+    let outcome = await this.dispatch(conn, frame, receivedNs, info, held);
+    const pool = this.memoryPool;
+    if (pool !== undefined) {
+      if (frame.length >= 2 && frame.readInt16BE(0) === ApiKey.Produce) pool.release(frame);
+      if (held.length > 0) {
+        const release = (): void => {
+          for (const b of held) pool.release(b);
+        };
+        if (outcome.kind === "response") outcome = { ...outcome, release };
+        else release();
+      }
+    }
     if (outcome.kind === "close" || info.apiName === undefined) return outcome;
     const timing: RequestTiming = {
       names: requestMetricNames(info.apiName, info.version, info.body),
@@ -130,6 +150,7 @@ export class RequestPipeline {
     frame: Buffer,
     receivedNs: bigint,
     info: DecodedInfo,
+    held: Buffer[],
   ): Promise<RequestOutcome> {
     const decoded = decodeRequest(frame);
     if (!decoded.ok) {
@@ -194,6 +215,7 @@ export class RequestPipeline {
       connectionId: conn.connectionId,
       clientAddress: conn.clientAddress,
       receivedNs,
+      allocateResponseBuffer: this.memoryPool && this.allocator(this.memoryPool, held),
     };
     let body: unknown;
     try {
@@ -227,6 +249,15 @@ export class RequestPipeline {
         correlationId,
         ErrorCode.UNSUPPORTED_VERSION,
       ),
+    };
+  }
+
+  /** Allocations from the pool, remembered in `held` so the response can give them back. */
+  private allocator(pool: MemoryPool, held: Buffer[]): (size: number) => Buffer {
+    return (size) => {
+      const b = pool.allocate(size);
+      held.push(b);
+      return b;
     };
   }
 

@@ -19,7 +19,10 @@
 // - connections.max.idle.ms: a periodic task on the Scheduler closes connections with no request being
 //   handled and no bytes read or written for that long (Kafka's Selector idle expiry).
 // - Responses are written as their Buffer[] chunks between cork() and uncork() (one writev); once the last
-//   chunk is handed to the kernel the processor hears of it (responseSent: request metrics).
+//   chunk is handed to the kernel the processor hears of it (responseSent: request metrics) and the
+//   response's pooled buffers go back to the MemoryPool (outcome.release).
+// - Frames that span socket chunks are assembled in buffers from the broker's MemoryPool (when given);
+//   the request pipeline decides which frames it may give back.
 // queued.max.requests (Kafka: the size of the broker-wide request queue) is accepted; the bound here is
 // per connection (MAX_QUEUED_REQUESTS, plus socket.request.max.bytes of queued frames).
 // socket.send.buffer.bytes / socket.receive.buffer.bytes are accepted but Node's net module has no
@@ -27,6 +30,7 @@
 
 import { createServer, type Server, type Socket } from "node:net";
 import { Logger } from "../common/logger.js";
+import type { MemoryPool } from "../common/memory-pool.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import { FrameReader } from "../protocol/frame-reader.js";
@@ -72,6 +76,7 @@ export class SocketServer {
     private readonly processor: RequestProcessor,
     private readonly time: Time,
     private readonly scheduler: Scheduler,
+    readonly memoryPool?: MemoryPool,
   ) {
     this.logger = new Logger(
       "kafka.network.SocketServer",
@@ -248,7 +253,7 @@ export class KafkaConnection {
       connectionId: `${local}-${remote}-${index}`,
       clientAddress: remote,
     };
-    this.reader = new FrameReader(server.config.socketRequestMaxBytes);
+    this.reader = new FrameReader(server.config.socketRequestMaxBytes, server.memoryPool);
     this.lastActiveNs = time.nanoseconds();
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -317,7 +322,7 @@ export class KafkaConnection {
     }
     switch (outcome.kind) {
       case "response":
-        this.write(outcome.chunks, outcome);
+        this.write(outcome);
         break;
       case "close":
         this.logger.info(`Closing socket connection to ${this.info.clientAddress}: ${outcome.reason}`);
@@ -330,18 +335,26 @@ export class KafkaConnection {
     this.pump();
   }
 
-  private write(chunks: Buffer[], outcome: RequestOutcome): void {
+  private write(outcome: RequestOutcome & { kind: "response" }): void {
     this.lastActiveNs = this.time.nanoseconds();
-    this.socket.cork();
+    const chunks = outcome.chunks;
     const last = chunks.length - 1;
-    for (let i = 0; i < last; i++) this.socket.write(chunks[i]);
     const sent = this.processor.responseSent;
-    if (sent === undefined || last < 0) {
-      if (last >= 0) this.socket.write(chunks[last]);
+    if (last < 0) {
+      outcome.release?.();
+      return;
+    }
+    this.socket.cork();
+    for (let i = 0; i < last; i++) this.socket.write(chunks[i]);
+    if (sent === undefined && outcome.release === undefined) {
+      this.socket.write(chunks[last]);
     } else {
-      // The write callback runs once the last chunk is handed to the kernel (with an error if it never is).
+      // The write callback runs once the last chunk is handed to the kernel (with an error if it never is:
+      // then the pooled buffers are left to the garbage collector rather than reused).
       this.socket.write(chunks[last], (e) => {
-        if (e == null) sent.call(this.processor, outcome, this.time.nanoseconds());
+        if (e != null) return;
+        outcome.release?.();
+        sent?.call(this.processor, outcome, this.time.nanoseconds());
       });
     }
     this.socket.uncork();

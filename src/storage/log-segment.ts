@@ -325,7 +325,8 @@ export class LogSegment {
   /**
    * Whole batches from the one containing startOffset, up to maxSize bytes (at least the first batch with
    * minOneMessage), not past maxPosition, and only batches whose last offset is < maxOffset when given.
-   * One positional read. Undefined when startOffset is past the end of the segment.
+   * One positional read, into memory from `allocate` when given. Undefined when startOffset is past the end
+   * of the segment.
    */
   read(
     startOffset: bigint,
@@ -333,6 +334,7 @@ export class LogSegment {
     maxPosition: number = this._size,
     minOneMessage = false,
     maxOffset?: bigint,
+    allocate?: (size: number) => Buffer,
   ): SegmentReadResult | undefined {
     if (maxSize < 0)
       throw new RangeError(`invalid max size ${maxSize} for log read from segment ${this._logFile}`);
@@ -348,7 +350,7 @@ export class LogSegment {
       return { records: Buffer.alloc(0), firstEntryIncomplete: adjustedMaxSize < start.size, ...meta };
     }
     const fetchSize = Math.min(limit - start.position, adjustedMaxSize);
-    const buf = Buffer.allocUnsafe(fetchSize);
+    const buf = allocate ? allocate(fetchSize) : Buffer.allocUnsafe(fetchSize);
     const got = this.readFully(buf, start.position, fetchSize);
     // Keep whole batches only (headers read from the buffer in memory: no per-record work).
     let end = 0;

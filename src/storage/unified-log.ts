@@ -590,12 +590,15 @@ export class UnifiedLog {
   /**
    * Reads whole batches from startOffset, at most maxBytes (at least one batch with minOneMessage), up to
    * the bound of the isolation level. Throws OFFSET_OUT_OF_RANGE outside [logStartOffset, logEndOffset].
+   * `allocate` provides the memory the bytes are read into (a MemoryPool's, for a fetch whose response
+   * gives it back once written); a fresh buffer by default.
    */
   read(
     startOffset: bigint,
     maxBytes: number,
     isolation: FetchIsolation,
     minOneMessage: boolean,
+    allocate?: (size: number) => Buffer,
   ): LogReadResult {
     this.checkOpen();
     const result = (records: Buffer, firstEntryIncomplete = false): LogReadResult => ({
@@ -629,6 +632,7 @@ export class UnifiedLog {
         seg.size,
         minOneMessage,
         maxOffset === this._logEndOffset ? undefined : maxOffset,
+        allocate,
       );
       if (r !== undefined) {
         const out = result(r.records, r.firstEntryIncomplete);

@@ -1,10 +1,12 @@
 // FrameReader over real sockets: frames split at every possible boundary arrive whole and in order;
-// an oversized or negative size prefix is rejected as soon as its 4 bytes arrive, before the body.
+// an oversized or negative size prefix is rejected as soon as its 4 bytes arrive, before the body; frames
+// spanning chunks are assembled in memory from the owner's MemoryPool.
 
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createConnection, createServer, type Socket } from "node:net";
 import { test } from "node:test";
+import { MemoryPool } from "../../src/common/memory-pool.js";
 import { FrameReader, FrameTooLargeError } from "../../src/protocol/frame-reader.js";
 import { Random } from "../support/random.js";
 
@@ -89,4 +91,27 @@ test("over a real socket, random chunking delivers every frame and an oversized 
   assert.equal(received.length, bodies.length);
   for (let i = 0; i < bodies.length; i++) assert.ok(received[i].equals(bodies[i]), `frame ${i}`);
   assert.ok(rejected instanceof FrameTooLargeError, "the oversized frame was rejected");
+});
+
+test("frames spanning chunks are assembled in the owner's MemoryPool; single-chunk frames are views", () => {
+  const pool = new MemoryPool();
+  const big = Buffer.alloc(200 * 1024);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
+  const stream = Buffer.concat([frame(big), frame(Buffer.from("tail"))]);
+  const fr = new FrameReader(1 << 20, pool);
+  const got: Buffer[] = [];
+  for (let at = 0; at < stream.length; at += 65536) got.push(...fr.push(stream.subarray(at, at + 65536)));
+  assert.deepStrictEqual(got, [big, Buffer.from("tail")]);
+  assert.equal(pool.fresh, 1, "the spanning frame came from the pool");
+  assert.equal(got[0].buffer.byteLength, 256 * 1024);
+  pool.release(got[0]);
+  pool.release(got[1]); // a view of the last chunk: not the pool's, ignored
+  assert.equal(pool.pooledBytes, 256 * 1024);
+  // The next spanning frame reuses the released memory.
+  const again: Buffer[] = [];
+  const s2 = frame(big);
+  for (let at = 0; at < s2.length; at += 65536) again.push(...fr.push(s2.subarray(at, at + 65536)));
+  assert.deepStrictEqual(again, [big]);
+  assert.equal(again[0].buffer, got[0].buffer);
+  assert.equal(pool.reused, 1);
 });

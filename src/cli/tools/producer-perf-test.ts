@@ -5,6 +5,9 @@
 // line, formatted as ProducerPerformance's printf does:
 //   N records sent, X.X records/sec (Y.YY MB/sec), A.A ms avg latency, M.0 ms max latency.
 //   N records sent, X.XXXXXX records/sec (Y.YY MB/sec), A.AA ms avg latency, M.00 ms max latency, p50 ms 50th, p95 ms 95th, p99 ms 99th, p999 ms 99.9th.
+// --warmup-records N (KIP-1052): the first N records count only in the whole-run summary; from record N on a
+// second Stats takes over the window lines ("In steady state." at its first) and adds a summary line
+// "M steady state records sent, …" after the whole-run one.
 // Payloads are random uppercase letters as Kafka's are; instead of drawing every byte anew, each record
 // takes a random window of a 1 MiB random pool (same alphabet, much less CPU in the sender's loop).
 
@@ -18,7 +21,7 @@ const HELP = `usage: producer-perf-test --topic TOPIC --num-records NUM-RECORDS
                           (--record-size RECORD-SIZE | --payload-file PAYLOAD-FILE)
                           [--payload-delimiter PAYLOAD-DELIMITER] --throughput THROUGHPUT
                           [--producer-props PROP-NAME=PROP-VALUE [PROP-NAME=PROP-VALUE ...]]
-                          [--producer.config CONFIG-FILE]
+                          [--producer.config CONFIG-FILE] [--warmup-records WARMUP-RECORDS]
 
 This tool is used to verify the producer performance.
 
@@ -38,6 +41,10 @@ This tool is used to verify the producer performance.
                              --producer.config.
   --producer.config CONFIG-FILE
                              producer config properties file.
+  --warmup-records WARMUP-RECORDS
+                             The number of records to treat as warmup; these initial records will not be
+                             included in steady-state statistics. An additional summary line will be
+                             printed describing the steady-state statistics. (default: 0).
   --help                     print this help`;
 
 export interface ProducerPerfOptions {
@@ -48,6 +55,7 @@ export interface ProducerPerfOptions {
   payloadDelimiter: string;
   throughput: number;
   props: Record<string, string>;
+  warmupRecords: number;
 }
 
 class UsageError extends Error {}
@@ -60,6 +68,7 @@ const VALUE_FLAGS = new Set([
   "--payload-delimiter",
   "--throughput",
   "--producer.config",
+  "--warmup-records",
 ]);
 
 function numberArg(flag: string, v: string, integer: boolean): number {
@@ -109,6 +118,15 @@ export function parseProducerPerfArgs(args: readonly string[]): ProducerPerfOpti
   }
   const numRecords = numberArg("--num-records", values.get("--num-records")!, true);
   if (numRecords <= 0) throw new UsageError("--num-records should be greater than zero");
+  const warmupRecords = Math.max(
+    0,
+    values.has("--warmup-records") ? numberArg("--warmup-records", values.get("--warmup-records")!, true) : 0,
+  );
+  if (warmupRecords >= numRecords) {
+    throw new UsageError(
+      "The value for --warmup-records must be strictly fewer than the number of records in the test, --num-records.",
+    );
+  }
   if (recordSize !== undefined && recordSize <= 0)
     throw new UsageError("--record-size should be greater than zero");
   const configFile = values.get("--producer.config");
@@ -131,6 +149,7 @@ export function parseProducerPerfArgs(args: readonly string[]): ProducerPerfOpti
     payloadDelimiter: delimiter === "\\n" ? "\n" : delimiter,
     throughput: numberArg("--throughput", values.get("--throughput")!, false),
     props,
+    warmupRecords,
   };
 }
 
@@ -156,12 +175,15 @@ export class ProducerPerfStats {
   private windowMaxLatency = 0;
   private windowTotalLatency = 0;
   private windowBytes = 0;
+  private suppressed = false;
 
   constructor(
     numRecords: number,
     private readonly print: (line: string) => void,
     private readonly now: () => number = Date.now,
     private readonly reportingIntervalMs = 5000,
+    /** The steady-state Stats of --warmup-records (its summary says "steady state"). */
+    private readonly isSteadyState = false,
   ) {
     this.start = now();
     this.windowStart = this.start;
@@ -183,10 +205,16 @@ export class ProducerPerfStats {
       this.index++;
     }
     if (time - this.windowStart >= this.reportingIntervalMs) {
-      this.printWindow();
+      if (this.isSteadyState && this.count === this.windowCount) this.print("In steady state.");
+      if (!this.suppressed) this.printWindow();
       this.newWindow();
     }
     this.iteration++;
+  }
+
+  /** No more window lines (the whole-run Stats once the steady-state one takes over). */
+  suppressPrinting(): void {
+    this.suppressed = true;
   }
 
   printWindow(): void {
@@ -214,7 +242,7 @@ export class ProducerPerfStats {
     const sorted = this.latencies.slice(0, size).sort();
     const perc = (p: number): number => (size === 0 ? 0 : sorted[Math.floor(p * size)]);
     this.print(
-      `${this.count} records sent, ${fixed(recsPerSec, 6)} records/sec (${fixed(mbPerSec, 2)} MB/sec), ${fixed(this.totalLatency / this.count, 2)} ms avg latency, ${fixed(this.maxLatency, 2)} ms max latency, ${perc(0.5)} ms 50th, ${perc(0.95)} ms 95th, ${perc(0.99)} ms 99th, ${perc(0.999)} ms 99.9th.`,
+      `${this.count}${this.isSteadyState ? " steady state" : ""} records sent, ${fixed(recsPerSec, 6)} records/sec (${fixed(mbPerSec, 2)} MB/sec), ${fixed(this.totalLatency / this.count, 2)} ms avg latency, ${fixed(this.maxLatency, 2)} ms max latency, ${perc(0.5)} ms 50th, ${perc(0.95)} ms 95th, ${perc(0.99)} ms 99th, ${perc(0.999)} ms 99.9th.`,
     );
   }
 }
@@ -266,20 +294,41 @@ export async function runProducerPerfTest(args: string[]): Promise<number> {
   const payloadOf = (): Buffer =>
     payloads.length > 0
       ? payloads[Math.floor(Math.random() * payloads.length)]
-      : pool.subarray(((poolSize - recordSize) * Math.random()) | 0).subarray(0, recordSize);
+      : windowOf(((poolSize - recordSize) * Math.random()) | 0);
+  const windowOf = (start: number): Buffer => pool.subarray(start, start + recordSize);
 
   let failed: Error | undefined;
-  const stats = new ProducerPerfStats(opts.numRecords, (l) => console.log(l));
+  const print = (l: string): void => console.log(l);
+  if (opts.warmupRecords > 0) {
+    print(
+      `Warmup first ${opts.warmupRecords} records. Steady state results will print after the complete test summary.`,
+    );
+  }
+  const stats = new ProducerPerfStats(opts.numRecords, print);
+  let steadyStateStats: ProducerPerfStats | undefined;
   const startMs = Date.now();
   const throughput = opts.throughput;
   for (let i = 0; i < opts.numRecords; i++) {
     const payload = payloadOf();
     const sendStart = Date.now();
     const bytes = payload.length;
+    if (opts.warmupRecords > 0 && i === opts.warmupRecords) {
+      steadyStateStats = new ProducerPerfStats(
+        opts.numRecords - opts.warmupRecords,
+        print,
+        Date.now,
+        5000,
+        true,
+      );
+      stats.suppressPrinting();
+    }
+    const steady = steadyStateStats;
     const cb: SendCallback = (e) => {
       const now = Date.now();
-      if (e === null) stats.record(now - sendStart, bytes, now);
-      else if (failed === undefined) {
+      if (e === null) {
+        stats.record(now - sendStart, bytes, now);
+        steady?.record(now - sendStart, bytes, now);
+      } else if (failed === undefined) {
         failed = e;
         console.error(`tributary producer-perf-test: ${e.message}`);
       }
@@ -300,5 +349,6 @@ export async function runProducerPerfTest(args: string[]): Promise<number> {
   await producer.close();
   if (failed && stats.count === 0) return 1;
   stats.printTotal();
+  steadyStateStats?.printTotal();
   return failed ? 1 : 0;
 }

@@ -267,6 +267,11 @@ export class KafkaConsumer {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     if (this.subscriptions.subscriptionType === "NONE")
       throw new IllegalStateException("Consumer is not subscribed to any topics or assigned any partitions");
+    // Let the network run first: while records are buffered, every await below resolves at once, so a
+    // poll loop would otherwise never let the socket's data events in, and the next fetch response would
+    // sit in the kernel's buffers until the buffered records ran out (Kafka's poll also does its network
+    // I/O on each call).
+    await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
       const error = this.fetcher.takeError();
       if (error) throw error;

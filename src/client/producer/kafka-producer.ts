@@ -76,6 +76,9 @@ export class KafkaProducer {
     this.sender = new Sender(this.config, this.accumulator, this.metadata, this.time);
     this.sticky = new StickyPartitioner(this.config.batchSize);
     this.metadata.onUpdate(() => this.onMetadata());
+    this.sender.onBatchDone = () => {
+      if (this.spaceWaiters.length > 0) this.notifySpace();
+    };
   }
 
   /** Sends a record; resolves once it is acknowledged as acks requires. */
@@ -246,10 +249,7 @@ export class KafkaProducer {
       key,
       value: toBytes(record.value),
       headers: record.headers ?? [],
-      callback: (e, md) => {
-        callback(e, md);
-        if (this.spaceWaiters.length > 0) this.notifySpace();
-      },
+      callback,
     };
     const size = (input.key?.length ?? 0) + (input.value?.length ?? 0);
     if (size + 82 > this.config.maxRequestSize) {

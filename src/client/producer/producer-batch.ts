@@ -214,9 +214,21 @@ export class ProducerBatch {
     if (this.done) return;
     this.done = true;
     const cbs = this.callbacks;
+    let offset = baseOffset;
+    // CreateTime: consecutive records mostly share a millisecond, so its bigint is made once per change.
+    let lastMs = Number.NaN;
+    let lastTimestamp = logAppendTime;
     for (let i = 0; i < cbs.length; i++) {
-      const offset = baseOffset < 0n ? -1n : baseOffset + BigInt(i);
-      const timestamp = logAppendTime >= 0n ? logAppendTime : BigInt(this.timestamps[i]);
+      if (i > 0 && baseOffset >= 0n) offset += 1n;
+      let timestamp = logAppendTime;
+      if (logAppendTime < 0n) {
+        const ms = this.timestamps[i];
+        if (ms !== lastMs) {
+          lastMs = ms;
+          lastTimestamp = BigInt(ms);
+        }
+        timestamp = lastTimestamp;
+      }
       try {
         cbs[i](null, { topic: this.topic, partition: this.partition, offset, timestamp });
       } catch {

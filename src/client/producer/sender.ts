@@ -34,6 +34,8 @@ const INVALID_METADATA = new Set<number>([
 /** Partition leaders and counts, as the producer needs them on every send. */
 export class ProducerMetadata {
   private leaders = new Map<string, Int32Array>();
+  /** Partitions with a leader, per topic (computed once per refresh: send() asks for every record). */
+  private available = new Map<string, readonly number[]>();
   private refreshing: Promise<void> | undefined;
   private readonly wanted = new Set<string>();
   private listeners: Array<() => void> = [];
@@ -58,10 +60,13 @@ export class ProducerMetadata {
   };
 
   /** Partitions of `topic` that have a leader. */
-  availablePartitions(topic: string): number[] {
+  availablePartitions(topic: string): readonly number[] {
+    const cached = this.available.get(topic);
+    if (cached !== undefined) return cached;
     const l = this.leaders.get(topic);
     const out: number[] = [];
     if (l) for (let i = 0; i < l.length; i++) if (l[i] >= 0) out.push(i);
+    if (l) this.available.set(topic, out);
     return out;
   }
 
@@ -95,6 +100,7 @@ export class ProducerMetadata {
           const leaders = new Int32Array(t.partitions.length).fill(-1);
           for (const p of t.partitions) if (p.partition < leaders.length) leaders[p.partition] = p.leader;
           this.leaders.set(name, leaders);
+          this.available.delete(name);
         }
       } catch (e) {
         this.lastError = e as Error;
@@ -122,6 +128,8 @@ export class Sender {
   private timerAt = Number.POSITIVE_INFINITY;
   private running = true;
   private idleListeners: Array<() => void> = [];
+  /** Runs after each batch is completed or failed and its memory freed (the producer wakes waiting sends). */
+  onBatchDone: (() => void) | undefined;
 
   constructor(
     private readonly config: ProducerConfig,
@@ -335,6 +343,7 @@ export class Sender {
     else batch.complete(baseOffset, logAppendTime);
     this.accumulator.deallocate(batch);
     this.accumulator.processWaiters(this.time.milliseconds());
+    this.onBatchDone?.();
   }
 
   /** Fails every queued batch (close with a timeout, or a fatal error). */

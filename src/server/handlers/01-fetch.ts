@@ -127,6 +127,7 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
         maxBytes: Math.min(request.maxBytes, fetchMaxBytes),
         isolation,
         fetchOnlyFromLeader: replicaId !== DEBUGGING_REPLICA_ID,
+        allocate: ctx.allocateResponseBuffer,
       },
       toRead,
     );

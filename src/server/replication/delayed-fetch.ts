@@ -21,6 +21,8 @@ export interface FetchParams {
   readonly isolation: FetchIsolation;
   /** Consumers read from the leader only; followers and debugging clients (replica id -2) from any replica. */
   readonly fetchOnlyFromLeader: boolean;
+  /** Memory for the records read (the request's, released once its response is written); fresh if absent. */
+  readonly allocate?: (size: number) => Buffer;
 }
 
 /** One partition of a fetch (Kafka's PartitionData in FetchRequest). */

@@ -378,9 +378,10 @@ export class Partition {
     isolation: FetchIsolation,
     fetchOnlyFromLeader: boolean,
     minOneMessage: boolean,
+    allocate?: (size: number) => Buffer,
   ): PartitionReadResult {
     const log = this.localLogWithEpochOrThrow(currentLeaderEpoch, fetchOnlyFromLeader);
-    const r = this.onLog(log, (l) => l.read(fetchOffset, maxBytes, isolation, minOneMessage));
+    const r = this.onLog(log, (l) => l.read(fetchOffset, maxBytes, isolation, minOneMessage, allocate));
     return { ...r, leaderEpoch: this._leaderEpoch };
   }
 

@@ -460,6 +460,7 @@ export class ReplicaManager {
           params.isolation,
           params.fetchOnlyFromLeader,
           minOneMessage,
+          params.allocate,
         );
         if (r.records.length > 0) minOneMessage = false;
         limitBytes = Math.max(0, limitBytes - r.records.length);

@@ -75,6 +75,38 @@ describe("producer-perf-test", () => {
     assert.match(lines[lines.length - 1], SUMMARY);
   });
 
+  test("--warmup-records: the whole-run summary, then the steady-state one (KIP-1052)", async () => {
+    const r = await tributary([
+      "producer-perf-test",
+      "--topic",
+      "perf-warmup",
+      "--num-records",
+      "2000",
+      "--warmup-records",
+      "500",
+      "--record-size",
+      "100",
+      "--throughput",
+      "-1",
+      "--producer-props",
+      `bootstrap.servers=${fx.broker.bootstrap}`,
+    ]);
+    assert.equal(r.code, 0, describeResult("producer-perf-test", r));
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.equal(
+      lines[0],
+      "Warmup first 500 records. Steady state results will print after the complete test summary.",
+    );
+    const whole = SUMMARY.exec(lines[lines.length - 2]);
+    assert.ok(whole, `whole-run summary: ${lines[lines.length - 2]}`);
+    assert.equal(whole[1], "2000");
+    assert.match(
+      lines[lines.length - 1],
+      /^1500 steady state records sent, \d+\.\d{6} records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d{2} ms avg latency, \d+\.00 ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/,
+    );
+    assert.equal((await readWithKcat(fx.broker.bootstrap, "perf-warmup")).length, 2000);
+  });
+
   test("--payload-file with --producer.config", async () => {
     const dir = mkdtempSync(resolve(tmpdir(), "perf-payload-"));
     writeFileSync(resolve(dir, "payloads.txt"), "alpha\nbeta\ngamma\n");
@@ -154,6 +186,23 @@ describe("producer-perf-test", () => {
           "--topic",
           "t",
           "--num-records",
+          "10",
+          "--warmup-records",
+          "10",
+          "--record-size",
+          "1",
+          "--throughput",
+          "-1",
+          "--producer-props",
+          "a=b",
+        ],
+        /^tributary producer-perf-test: The value for --warmup-records must be strictly fewer than the number of records in the test, --num-records\.$/,
+      ],
+      [
+        [
+          "--topic",
+          "t",
+          "--num-records",
           "1",
           "--record-size",
           "1",
@@ -199,6 +248,48 @@ describe("ProducerPerfStats", () => {
     assert.equal(
       out[2],
       "10 records sent, 1.000000 records/sec (0.00 MB/sec), 5.50 ms avg latency, 10.00 ms max latency, 6 ms 50th, 10 ms 95th, 10 ms 99th, 10 ms 99.9th.",
+    );
+  });
+
+  test("the steady-state Stats of --warmup-records: 'In steady state.', its windows, its summary", () => {
+    let now = 0;
+    const out: string[] = [];
+    const whole = new ProducerPerfStats(
+      20,
+      (l) => out.push(l),
+      () => now,
+    );
+    let steady: ProducerPerfStats | undefined;
+    for (let i = 0; i < 20; i++) {
+      now += 1000;
+      if (i === 8) {
+        steady = new ProducerPerfStats(
+          12,
+          (l) => out.push(l),
+          () => now,
+          5000,
+          true,
+        );
+        whole.suppressPrinting();
+      }
+      whole.record(2, 100, now);
+      steady?.record(2, 100, now);
+    }
+    // The whole run printed its first window (at 5 s) only; the steady state announces itself once.
+    assert.deepEqual(out, [
+      "5 records sent, 1.0 records/sec (0.00 MB/sec), 2.0 ms avg latency, 2.0 ms max latency.",
+      "In steady state.",
+      // Created at 9 s with its first record: 6 records by 14 s.
+      "6 records sent, 1.2 records/sec (0.00 MB/sec), 2.0 ms avg latency, 2.0 ms max latency.",
+      "5 records sent, 1.0 records/sec (0.00 MB/sec), 2.0 ms avg latency, 2.0 ms max latency.",
+    ]);
+    out.length = 0;
+    whole.printTotal();
+    steady?.printTotal();
+    assert.match(out[0], /^20 records sent, /);
+    assert.equal(
+      out[1],
+      "12 steady state records sent, 1.090909 records/sec (0.00 MB/sec), 2.00 ms avg latency, 2.00 ms max latency, 2 ms 50th, 2 ms 95th, 2 ms 99th, 2 ms 99.9th.",
     );
   });
 });
