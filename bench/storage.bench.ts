@@ -59,7 +59,7 @@ const LATENCY_READS = 3000; // per position, warm
 const LOOKUPS = 20_000; // per position, lookup only
 const COLD_READS = 150; // per position, after dropping the page cache
 const WINDOW_BATCHES = 64; // random offsets within ~64 MiB at each position (warm)
-const WRITE_ROUNDS = 5; // interleaved 1 GiB rounds of dd / Node / UnifiedLog writes
+const WRITE_ROUNDS = 9; // interleaved 1 GiB rounds of dd / Node / UnifiedLog writes
 
 // ---------------------------------------------------------------------------------------------- options
 function option(name: string): string | undefined {
@@ -497,6 +497,15 @@ try {
     "appendAsLeader of each batch just copied into a reused request buffer (the produce path; appends timed), median",
     `${fmt(figures["append.received"])} MB/s`,
     `**${figures["append.received.ratio"].toFixed(2)}×** best dd (target ≥ 0.8×); vs dd in the same round ${rounds["ratio-received"].map((x) => x.toFixed(2)).join(", ")}; rounds ${span(rounds["log-received"])}`,
+  );
+  // Each writer's best round against dd's best: the same statistic on both sides (the rounds of every writer
+  // swing between the VM's slow and fast page-cache modes; docs/benchmarks.md).
+  figures["append.best.ratio"] = Math.max(...rounds.log) / ddRate;
+  figures["append.received.best.ratio"] = Math.max(...rounds["log-received"]) / ddRate;
+  row(
+    "best round of each against dd's best round: appendAsLeader / the produce path",
+    `${fmt(Math.max(...rounds.log))} / ${fmt(Math.max(...rounds["log-received"]))} MB/s`,
+    `**${figures["append.best.ratio"].toFixed(2)}× / ${figures["append.received.best.ratio"].toFixed(2)}×** best dd (target ≥ 0.8×)`,
   );
   row(
     "  the same loop with its copies timed too",

@@ -1,13 +1,16 @@
 // AbstractIndex: what the offset index and the time index share (Kafka's AbstractIndex), without mmap.
 // On disk an index is a flat array of fixed-size big-endian entries and nothing else: no header, no
 // checksum. Entry keys are stored relative to the segment's base offset (int32). The entries live in
-// memory in one Buffer and every append is written through with a positional write (the page cache does
-// the rest, as with Kafka's mmap). While a segment is active its index file is preallocated (a sparse file
+// memory in one Buffer; appended entries are written behind with one positional write per 4 KiB of them
+// (Kafka's mmap'd index likewise reaches the file only through the page cache, and recovery rebuilds the
+// index of an unflushed segment), and always before a flush, a resize or trim, a truncation and before
+// the entries are released from memory. While a segment is active its index file is preallocated (a sparse file
 // via ftruncate) to segment.index.bytes rounded down to a multiple of the entry size; on roll and on close
 // it is trimmed to entries * entrySize. On open the entry count comes from the file size; an untrimmed
 // file (a crash while active) shows trailing zero entries, which are dropped, and any other inconsistency
 // is reported by sanityCheck() as a CorruptIndexError so the loader rebuilds the index from the log.
-// Invariants: entries * entrySize <= file length; keys strictly increasing; 0 <= entries <= maxEntries.
+// Invariants: entries * entrySize <= file length; keys strictly increasing; 0 <= entries <= maxEntries;
+// entries [writtenEntries, entries) exist only in memory, at most WRITE_BEHIND_BYTES of them.
 
 import {
   closeSync,
@@ -42,6 +45,8 @@ export class InvalidIndexAppendError extends Error {
 }
 
 const INT32_MAX = 2147483647n;
+/** Appended entries kept in memory before they are written to the file in one write. */
+const WRITE_BEHIND_BYTES = 4096;
 /** Largest index file read into memory when segment.index.bytes is smaller (64 MiB). */
 export const MAX_INDEX_READ_BYTES = 64 * 1024 * 1024;
 
@@ -51,6 +56,8 @@ export abstract class AbstractIndex {
   /** False after release(): the entries are read back from the file on next use. */
   private loaded = true;
   protected _entries = 0;
+  /** Entries before this one are in the file; the rest are written behind (see writeEntry). */
+  private writtenEntries = 0;
   protected _maxEntries: number;
   private fd: number | null = null;
   /** Length of the file on disk as we left it (preallocated or trimmed). */
@@ -98,6 +105,7 @@ export abstract class AbstractIndex {
         // of a preallocated 10 MiB index is skipped a chunk at a time, not an entry at a time.
         entries = Math.min(entries, Math.ceil(endOfNonZero(bytes, done) / entrySize));
         this._entries = entries;
+        this.writtenEntries = entries;
         this.lengthIsMultiple = size % entrySize === 0;
         // Entries past `done` (the zero tail) are known zero: lookups never reach them.
         this._maxEntries = Math.floor(size / entrySize);
@@ -139,6 +147,7 @@ export abstract class AbstractIndex {
    * lookup reads them back. Keeps the heap bounded for logs with many segments (Kafka maps indexes lazily).
    */
   release(): void {
+    this.writeBehind();
     this.closeHandler();
     if (!this.loaded) return;
     this._buf = Buffer.alloc(0);
@@ -188,12 +197,24 @@ export abstract class AbstractIndex {
     return rel >= 0n && rel <= INT32_MAX;
   }
 
-  /** Writes entry `n` (already in this.buf) through to the file. */
+  /**
+   * Entry `n` (already in this.buf, the last one) was appended: it reaches the file with the next
+   * WRITE_BEHIND_BYTES of entries, or earlier when writeBehind() is called.
+   */
   protected writeEntry(n: number): void {
+    if (n < this.writtenEntries) this.writtenEntries = n;
+    if ((n + 1 - this.writtenEntries) * this.entrySize >= WRITE_BEHIND_BYTES) this.writeBehind();
+  }
+
+  /** Writes the entries still only in memory to the file, in one positional write. */
+  writeBehind(): void {
+    if (this.writtenEntries >= this._entries) return;
+    const from = this.writtenEntries * this.entrySize;
+    const to = this._entries * this.entrySize;
     const fd = this.openFd();
-    const pos = n * this.entrySize;
-    writeSync(fd, this.buf, pos, this.entrySize, pos);
-    if (pos + this.entrySize > this.fileLength) this.fileLength = pos + this.entrySize;
+    for (let done = from; done < to; ) done += writeSync(fd, this.buf, done, to - done, done);
+    if (to > this.fileLength) this.fileLength = to;
+    this.writtenEntries = this._entries;
   }
 
   /** Makes room in memory for one more entry; returns its byte position. */
@@ -227,6 +248,7 @@ export abstract class AbstractIndex {
    * maxEntries accordingly; never below the real entries. Kafka's resize.
    */
   resize(newSize: number): boolean {
+    this.writeBehind();
     const rounded = Math.max(roundDown(newSize, this.entrySize), this.sizeInBytes);
     const changed = rounded !== this.fileLength;
     if (changed) ftruncateSync(this.openFd(), rounded);
@@ -251,13 +273,15 @@ export abstract class AbstractIndex {
   protected truncateToEntries(n: number): void {
     const keep = Math.min(Math.max(n, 0), this._entries);
     this.buf.fill(0, keep * this.entrySize, this._entries * this.entrySize);
-    const fd = this.openFd();
-    // Zero the dropped entries on disk so a crash before the next trim reads them as never written.
-    if (keep < this._entries) {
-      const zeros = Buffer.alloc((this._entries - keep) * this.entrySize);
-      writeSync(fd, zeros, 0, zeros.length, keep * this.entrySize);
+    // Zero the dropped entries that reached the file, so a crash before the next trim reads them as never
+    // written; the ones still in memory only are just forgotten.
+    const written = Math.min(this.writtenEntries, this._entries);
+    if (keep < written) {
+      const zeros = Buffer.alloc((written - keep) * this.entrySize);
+      writeSync(this.openFd(), zeros, 0, zeros.length, keep * this.entrySize);
     }
     this._entries = keep;
+    this.writtenEntries = Math.min(this.writtenEntries, keep);
     this.entriesTruncated();
   }
 
@@ -303,6 +327,7 @@ export abstract class AbstractIndex {
     // Positional writes already reached the page cache; fsync makes them durable. A descriptor closed by
     // the open-file cap is reopened: fdatasync flushes the file's dirty pages whichever descriptor asks.
     if (this.fd === null && !existsSync(this._file)) return;
+    this.writeBehind();
     fdatasyncSync(this.openFd());
   }
 

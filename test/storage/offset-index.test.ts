@@ -2,7 +2,7 @@
 // an untrimmed (crashed) file, and the sanity check.
 
 import assert from "node:assert/strict";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CorruptIndexError, InvalidIndexAppendError } from "../../src/storage/abstract-index.js";
@@ -100,10 +100,49 @@ test("an untrimmed file from a crash opens with its real entries", () => {
     const idx = new OffsetIndex(file, 100n, 800);
     idx.append(110n, 100);
     idx.append(120n, 200);
-    idx.closeHandler(); // a crash: no trim
+    idx.writeBehind(); // the entries reached the file, then a crash: no trim
+    idx.closeHandler();
     assert.equal(statSync(file).size, 800);
     const reopened = new OffsetIndex(file, 100n, 800);
     assert.equal(reopened.entries, 2);
+    reopened.sanityCheck();
+    reopened.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test("appended entries are written behind: 4 KiB at a time, and before a flush, a trim or a release", () => {
+  const { file, cleanup } = setup();
+  try {
+    const onDisk = (): number => {
+      const b = readFileSync(file);
+      let n = 0;
+      while (n * 8 + 8 <= b.length && b.readBigInt64BE(n * 8) !== 0n) n++;
+      return n;
+    };
+    const idx = new OffsetIndex(file, 0n, 64 * 1024);
+    for (let i = 1; i <= 511; i++) idx.append(BigInt(i), i * 100);
+    assert.equal(onDisk(), 0, "under 4 KiB of entries: still in memory only");
+    assert.equal(idx.lookup(300n).position, 30_000, "lookups see them");
+    idx.append(512n, 51_200);
+    assert.equal(onDisk(), 512, "4 KiB of entries: written in one write");
+    idx.append(513n, 51_300);
+    assert.equal(onDisk(), 512);
+    idx.flush();
+    assert.equal(onDisk(), 513, "flush writes the rest first");
+    idx.append(514n, 51_400);
+    idx.release();
+    assert.equal(onDisk(), 514, "release writes them before dropping the entries from memory");
+    assert.equal(idx.lookup(514n).position, 51_400, "read back from the file");
+    idx.append(515n, 51_500);
+    idx.truncateTo(515n);
+    idx.append(516n, 51_600);
+    idx.close();
+    assert.equal(statSync(file).size, 515 * 8, "trimmed to its entries");
+    const reopened = new OffsetIndex(file, 0n, 64 * 1024);
+    assert.equal(reopened.entries, 515);
+    assert.equal(reopened.lookup(600n).offset, 516n);
     reopened.sanityCheck();
     reopened.close();
   } finally {
