@@ -16,7 +16,7 @@ export interface MemoryPoolOptions {
   minPooledBytes?: number;
   /** Larger requests are plain allocations. Default 16 MiB. */
   maxPooledBytes?: number;
-  /** Bound on the bytes kept in the free lists. Default 64 MiB. */
+  /** Bound on the bytes kept in the free lists. Default 32 MiB. */
   maxFreeBytes?: number;
 }
 
@@ -36,7 +36,7 @@ export class MemoryPool {
   constructor(options: MemoryPoolOptions = {}) {
     this.minPooled = options.minPooledBytes ?? 64 * 1024;
     this.maxPooled = options.maxPooledBytes ?? 16 * 1024 * 1024;
-    this.maxFree = options.maxFreeBytes ?? 64 * 1024 * 1024;
+    this.maxFree = options.maxFreeBytes ?? 32 * 1024 * 1024;
   }
 
   /** A buffer of exactly `size` bytes (contents undefined). */
