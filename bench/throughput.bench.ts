@@ -25,6 +25,8 @@
 //    steady-state p99 11 ms on a clean page cache, 149 ms after a 3 GB dd), which is the earlier phase's cost;
 // 7. during steps 4–6: broker and client CPU (utime + stime of /proc/<pid>/stat) and RSS, sampled every
 //    200 ms and taken over the interval the tool itself measured (its start-up and shutdown left out).
+// 8. idle memory, once that broker has stopped: a fresh broker, 10 topics × 100 partitions created with
+//    one CreateTopics, its RSS after 10 s without clients (target ≤ 150 MB).
 // Then it prints a table with the ratios issue 5 asks for (produce MB/s ÷ Redis XADD MB/s, consume MB/s ÷
 // loopback, …) next to the targets, and appends a dated run to "## Throughput (issue 5)" in
 // docs/benchmarks.md. MB/s is 10^6 bytes of record data per second (the perf tools print MiB/s as Kafka's
@@ -37,6 +39,7 @@ import { existsSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { AdminClient } from "../src/client/admin/admin-client.js";
 import { BrokerHarness } from "../test/support/broker-harness.js";
 import { appendRunToSection } from "./support/benchmarks-doc.js";
 import {
@@ -67,6 +70,10 @@ const PRODUCER_PROPS = ["acks=1", "batch.size=1048576", "linger.ms=5"];
 const LATENCY_LINGERS = [5, 0] as const;
 /** The share of the latency run's records that are --warmup-records. */
 const WARMUP_SHARE = 0.2;
+/** The idle-RSS phase: a fresh broker with this many topics × partitions, measured after IDLE_SECONDS. */
+const IDLE_TOPICS = 10;
+const IDLE_PARTITIONS = 100;
+const IDLE_SECONDS = 10;
 const IPERF_SECONDS = 5;
 /** The latency run sends at most this many seconds' worth of records at half the max rate. */
 const LATENCY_SECONDS = 30;
@@ -324,6 +331,49 @@ interface Figures {
   /** By linger.ms. */
   latency: Map<number, Phase<LatencyResult>>;
   latencyTarget?: number;
+  /** RSS of a fresh broker idle with IDLE_TOPICS × IDLE_PARTITIONS partitions. */
+  idleRss1000KiB?: number;
+}
+
+/**
+ * Issue 5's memory target: a fresh broker, 10 topics × 100 partitions created with one CreateTopics
+ * request (Tributary's AdminClient), then IDLE_SECONDS without clients; VmRSS from /proc.
+ */
+async function idleRssPhase(f: Figures): Promise<void> {
+  const partitions = IDLE_TOPICS * IDLE_PARTITIONS;
+  section(`Tributary idle with ${count(partitions)} partitions (a fresh broker)`);
+  const broker = await BrokerHarness.start({ name: "tributary-bench-idle" });
+  registerTempDir(broker.root);
+  try {
+    const admin = new AdminClient({ bootstrapServers: broker.bootstrap });
+    const t0 = performance.now();
+    try {
+      const results = await admin.createTopics(
+        Array.from({ length: IDLE_TOPICS }, (_, i) => ({
+          name: `bench-idle-${i}`,
+          numPartitions: IDLE_PARTITIONS,
+          replicationFactor: 1,
+        })),
+      );
+      const bad = results.filter((r) => r.error !== undefined);
+      if (bad.length > 0) throw new Error(`CreateTopics: ${bad[0].name}: ${bad[0].error?.message}`);
+    } finally {
+      await admin.close();
+    }
+    const createMs = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    f.idleRss1000KiB = rssKiB(broker.pid!);
+    row(
+      `broker RSS, idle ${IDLE_SECONDS} s after creating ${IDLE_TOPICS} topics × ${IDLE_PARTITIONS} partitions (created in ${(createMs / 1000).toFixed(1)} s)`,
+      mib(f.idleRss1000KiB),
+      `target ≤ 150 MB: ${met(f.idleRss1000KiB * 1024, (x) => x <= 150e6)}`,
+    );
+  } catch (e) {
+    failed(`idle RSS with ${partitions} partitions`, e);
+  } finally {
+    const code = await broker.stop("SIGTERM", 30_000);
+    if (code !== 0) failures.push(`the idle broker exited with ${code} after SIGTERM`);
+  }
 }
 
 async function peers(f: Figures): Promise<void> {
@@ -491,6 +541,18 @@ function ratios(f: Figures): void {
   const r4 = ratio(consumeBytes, loop);
   row("consume MB/s ÷ iperf3 loopback", fmtRatio(r4), `target ≥ 0.5×: ${met(r4, (x) => x >= 0.5)}`);
   row("consume MB/s ÷ Redis XRANGE MB/s", fmtRatio(ratio(consumeBytes, xrangeBytes)));
+  if (f.startMs !== undefined)
+    row(
+      "broker spawn → ApiVersions answered",
+      `${f.startMs.toFixed(0)} ms`,
+      `target ≤ 1 s: ${met(f.startMs, (x) => x <= 1000)}`,
+    );
+  if (f.idleRss1000KiB !== undefined)
+    row(
+      `broker RSS idle with ${count(IDLE_TOPICS * IDLE_PARTITIONS)} partitions`,
+      mib(f.idleRss1000KiB),
+      `target ≤ 150 MB: ${met(f.idleRss1000KiB * 1024, (x) => x <= 150e6)}`,
+    );
   for (const [linger, phase] of f.latency) {
     const { whole, steady } = phase.result;
     row(
@@ -522,7 +584,7 @@ const SECTION_INTRO = `
   group.initial.rebalance.delay.ms that is 3 s of no fetching), and producer-perf-test at half the
   measured records/s for the p50/p99 latency, with the first fifth of its records \`--warmup-records\`
   (Kafka's KIP-1052 flag: the steady-state summary leaves them out), once with linger.ms=5 and once with
-  linger.ms=0. Broker and client CPU (utime + stime) and RSS are sampled
+  linger.ms=0; then a fresh broker's RSS 10 s after creating 10 topics × 100 partitions. Broker and client CPU (utime + stime) and RSS are sampled
   from /proc every 200 ms and taken over the interval each tool measured itself (its start-up and
   shutdown left out).
 - redis-benchmark 7.0 neither substitutes \`__data__\` nor applies \`-d\` in a custom command (it would
@@ -588,6 +650,7 @@ async function main(): Promise<void> {
   } catch (e) {
     failed("broker", e);
   }
+  await idleRssPhase(f);
   ratios(f);
   console.log(`\n${table()}`);
   if (rawLines.length > 0) console.log(`\n${rawLines.join("\n")}`);
