@@ -1,7 +1,7 @@
 // `tributary producer-perf-test` against a real broker: ProducerPerformance's exact summary and window
 // line formats (also checked with a fixed clock), the records really written (kcat counts them and
-// checks the payload size and alphabet), --throughput throttling, --payload-file, and bad flags → one
-// line, exit 1.
+// checks the payload size and alphabet), --throughput throttling, --warmup-records (KIP-1052: the
+// steady-state summary after the whole run's), --payload-file, and bad flags → one line, exit 1.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -24,23 +24,28 @@ const SUMMARY =
 const WINDOW =
   /^\d+ records sent, \d+\.\d records\/sec \(\d+\.\d{2} MB\/sec\), \d+\.\d ms avg latency, \d+\.0 ms max latency\.$/;
 
+/** producer-perf-test of `records` × 100 bytes to `topic`, unthrottled, against the fixture's broker. */
+function perfTest(topic: string, records: number, flags: string[], props: string[] = []) {
+  return tributary([
+    "producer-perf-test",
+    "--topic",
+    topic,
+    "--num-records",
+    String(records),
+    ...flags,
+    "--record-size",
+    "100",
+    "--throughput",
+    "-1",
+    "--producer-props",
+    `bootstrap.servers=${fx.broker.bootstrap}`,
+    ...props,
+  ]);
+}
+
 describe("producer-perf-test", () => {
   test("the summary line, and kcat reads every record with --record-size uppercase letters", async () => {
-    const r = await tributary([
-      "producer-perf-test",
-      "--topic",
-      "perf",
-      "--num-records",
-      "3000",
-      "--record-size",
-      "100",
-      "--throughput",
-      "-1",
-      "--producer-props",
-      `bootstrap.servers=${fx.broker.bootstrap}`,
-      "acks=1",
-      "linger.ms=5",
-    ]);
+    const r = await perfTest("perf", 3000, [], ["acks=1", "linger.ms=5"]);
     assert.equal(r.code, 0, describeResult("producer-perf-test", r));
     const lines = r.stdout.replace(/\n$/, "").split("\n");
     const m = SUMMARY.exec(lines[lines.length - 1]);
@@ -76,21 +81,7 @@ describe("producer-perf-test", () => {
   });
 
   test("--warmup-records: the whole-run summary, then the steady-state one (KIP-1052)", async () => {
-    const r = await tributary([
-      "producer-perf-test",
-      "--topic",
-      "perf-warmup",
-      "--num-records",
-      "2000",
-      "--warmup-records",
-      "500",
-      "--record-size",
-      "100",
-      "--throughput",
-      "-1",
-      "--producer-props",
-      `bootstrap.servers=${fx.broker.bootstrap}`,
-    ]);
+    const r = await perfTest("perf-warmup", 2000, ["--warmup-records", "500"]);
     assert.equal(r.code, 0, describeResult("producer-perf-test", r));
     const lines = r.stdout.replace(/\n$/, "").split("\n");
     assert.equal(
@@ -138,26 +129,26 @@ describe("producer-perf-test", () => {
   });
 
   test("bad flags: one line, exit 1", async () => {
+    /** Otherwise valid flags with --num-records `n` and `extra`. */
+    const argsWith = (n: string, extra: string[] = []): string[] => [
+      "--topic",
+      "t",
+      "--num-records",
+      n,
+      ...extra,
+      "--record-size",
+      "1",
+      "--throughput",
+      "-1",
+      "--producer-props",
+      "a=b",
+    ];
     const cases: Array<[string[], RegExp]> = [
       [
         ["--num-records", "10", "--record-size", "1", "--throughput", "-1", "--producer-props", "a=b"],
         /argument --topic is required/,
       ],
-      [
-        [
-          "--topic",
-          "t",
-          "--num-records",
-          "ten",
-          "--record-size",
-          "1",
-          "--throughput",
-          "-1",
-          "--producer-props",
-          "a=b",
-        ],
-        /argument --num-records: could not convert 'ten'/,
-      ],
+      [argsWith("ten"), /argument --num-records: could not convert 'ten'/],
       [
         ["--topic", "t", "--num-records", "10", "--throughput", "-1", "--producer-props", "a=b"],
         /exactly one of --record-size or --payload-file/,
@@ -166,36 +157,9 @@ describe("producer-perf-test", () => {
         ["--topic", "t", "--num-records", "10", "--record-size", "1", "--throughput", "-1"],
         /Either --producer-props or --producer.config must be specified/,
       ],
+      [argsWith("0"), /--num-records should be greater than zero/],
       [
-        [
-          "--topic",
-          "t",
-          "--num-records",
-          "0",
-          "--record-size",
-          "1",
-          "--throughput",
-          "-1",
-          "--producer-props",
-          "a=b",
-        ],
-        /--num-records should be greater than zero/,
-      ],
-      [
-        [
-          "--topic",
-          "t",
-          "--num-records",
-          "10",
-          "--warmup-records",
-          "10",
-          "--record-size",
-          "1",
-          "--throughput",
-          "-1",
-          "--producer-props",
-          "a=b",
-        ],
+        argsWith("10", ["--warmup-records", "10"]),
         /^tributary producer-perf-test: The value for --warmup-records must be strictly fewer than the number of records in the test, --num-records\.$/,
       ],
       [
@@ -226,18 +190,30 @@ describe("producer-perf-test", () => {
   });
 });
 
+/** Stats printing into `out` on a clock the test moves (`clock.now`). */
+function fixedClockStats(
+  numRecords: number,
+  clock: { now: number },
+  out: string[],
+  steadyState = false,
+): ProducerPerfStats {
+  return new ProducerPerfStats(
+    numRecords,
+    (l) => out.push(l),
+    () => clock.now,
+    5000,
+    steadyState,
+  );
+}
+
 describe("ProducerPerfStats", () => {
   test("prints ProducerPerformance's lines with a fixed clock", () => {
-    let now = 1000;
+    const clock = { now: 1000 };
     const out: string[] = [];
-    const stats = new ProducerPerfStats(
-      10,
-      (l) => out.push(l),
-      () => now,
-    );
+    const stats = fixedClockStats(10, clock, out);
     for (let i = 0; i < 10; i++) {
-      now += 1000;
-      stats.record(i + 1, 1024, now);
+      clock.now += 1000;
+      stats.record(i + 1, 1024, clock.now);
     }
     // Windows close at 5 s and 10 s; each holds 5 records of 1 KiB.
     assert.deepEqual(out, [
@@ -252,28 +228,18 @@ describe("ProducerPerfStats", () => {
   });
 
   test("the steady-state Stats of --warmup-records: 'In steady state.', its windows, its summary", () => {
-    let now = 0;
+    const clock = { now: 0 };
     const out: string[] = [];
-    const whole = new ProducerPerfStats(
-      20,
-      (l) => out.push(l),
-      () => now,
-    );
+    const whole = fixedClockStats(20, clock, out);
     let steady: ProducerPerfStats | undefined;
     for (let i = 0; i < 20; i++) {
-      now += 1000;
+      clock.now += 1000;
       if (i === 8) {
-        steady = new ProducerPerfStats(
-          12,
-          (l) => out.push(l),
-          () => now,
-          5000,
-          true,
-        );
+        steady = fixedClockStats(12, clock, out, true);
         whole.suppressPrinting();
       }
-      whole.record(2, 100, now);
-      steady?.record(2, 100, now);
+      whole.record(2, 100, clock.now);
+      steady?.record(2, 100, clock.now);
     }
     // The whole run printed its first window (at 5 s) only; the steady state announces itself once.
     assert.deepEqual(out, [
