@@ -1,8 +1,9 @@
-// Builds the native addons under native/ (today: crc32c) with node-gyp; run by the root package's
+// Builds the native addons under native/ (crc32c, allocator) with node-gyp; run by the root package's
 // "install" script, so `npm install` and `npm ci` build it, and by hand with `node native/build.js`.
 // It never fails the install: when the build cannot run (no C compiler, no Node headers, another OS), it
-// prints one line, keeps the compiler output in native/<addon>/build.log, and the project falls back to
-// @node-rs/crc32 (src/protocol/records/crc32c.ts).
+// prints one line, keeps the compiler output in native/<addon>/build.log, and the project falls back: to
+// @node-rs/crc32 for CRC32C (src/protocol/records/crc32c.ts), to glibc's default malloc settings for the
+// allocator (src/common/allocator-tuning.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Each addon and the package the project uses instead when it is not built. */
-const ADDONS = { crc32c: "@node-rs/crc32" };
+const ADDONS = { crc32c: "@node-rs/crc32", allocator: "the C library's default settings" };
 
 /** npm hands lifecycle scripts its bundled node-gyp; by hand, use the one inside this Node's npm. */
 function findNodeGyp() {

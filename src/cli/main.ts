@@ -1,8 +1,10 @@
 // The `tributary <tool>` dispatcher: one sub-command per Kafka script (kafka-topics.sh → `topics`, …).
 // Tools register here as they are built; an unknown tool or a bad flag is one line on stderr and a
-// non-zero exit status, never a stack trace.
+// non-zero exit status, never a stack trace. Before any tool runs, the C library's allocator is tuned
+// for large buffers (src/common/allocator-tuning.ts), as Kafka's scripts set the JVM's options.
 
 import { readFileSync } from "node:fs";
+import { tuneAllocator } from "../common/allocator-tuning.js";
 
 interface Tool {
   readonly summary: string;
@@ -86,6 +88,7 @@ function usage(): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  tuneAllocator();
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());

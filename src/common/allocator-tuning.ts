@@ -1,0 +1,63 @@
+// Allocator tuning: the glibc malloc settings `tributary` (the broker and every tool) applies when it
+// starts, through the project's native/allocator addon. Node's Buffers come from malloc, and glibc maps
+// each allocation above M_MMAP_THRESHOLD afresh and unmaps it on free, so every megabyte batch received,
+// read or sent would land in new pages (a page fault per 4 KiB: ~14 µs each on the development VM).
+// Raised thresholds keep freed buffers mapped for the next request. Measured in docs/benchmarks.md
+// ("The C library's allocator"). Without the addon (no compiler at install time, not glibc) nothing is
+// tuned. The library (src/client) never calls this: a process that embeds the client keeps its settings.
+
+import { createRequire } from "node:module";
+
+/** Allocations up to this size come from the heap, not from a mapping of their own (glibc's maximum). */
+export const MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024;
+/** Freed memory at the top of the heap is kept up to this much before it goes back to the kernel. */
+export const TRIM_THRESHOLD_BYTES = 256 * 1024 * 1024;
+
+export interface AllocatorStats {
+  /** Allocations served by a mapping of their own (mallinfo2 hblks) and their bytes (hblkhd). */
+  readonly mmappedChunks: number;
+  readonly mmappedBytes: number;
+  /** Bytes of the main heap (mallinfo2 arena). */
+  readonly heapBytes: number;
+}
+
+interface AllocatorAddon {
+  tune(mmapThreshold: number, trimThreshold: number): boolean;
+  stats(): AllocatorStats | null;
+}
+
+// Relative to this file compiled into <out>/src/common/: native/ at the repository root when <out> is the
+// repository's dist/, or native/ linked into an <out> built elsewhere with --outDir.
+const ADDON_CANDIDATES = [
+  "../../../native/allocator/build/Release/allocator.node",
+  "../../native/allocator/build/Release/allocator.node",
+];
+
+function loadAddon(): AllocatorAddon | undefined {
+  const load = createRequire(import.meta.url);
+  for (const candidate of ADDON_CANDIDATES) {
+    try {
+      return load(candidate) as AllocatorAddon;
+    } catch {
+      // not built there: try the next, then run untuned
+    }
+  }
+  return undefined;
+}
+
+const addon = loadAddon();
+let tuned = false;
+
+/** Whether the addon is there (built at install time). */
+export const ALLOCATOR_ADDON_LOADED = addon !== undefined;
+
+/** Applies the thresholds (once per process); true when they are in force. */
+export function tuneAllocator(): boolean {
+  if (!tuned && addon !== undefined) tuned = addon.tune(MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES);
+  return tuned;
+}
+
+/** malloc's counters (mallinfo2), or undefined without the addon or glibc 2.33+. */
+export function allocatorStats(): AllocatorStats | undefined {
+  return addon?.stats() ?? undefined;
+}
