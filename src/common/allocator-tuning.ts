@@ -6,7 +6,7 @@
 // ("The C library's allocator"). Without the addon (no compiler at install time, not glibc) nothing is
 // tuned. The library (src/client) never calls this: a process that embeds the client keeps its settings.
 
-import { createRequire } from "node:module";
+import { loadNativeAddon } from "./native-addon.js";
 
 /** Allocations up to this size come from the heap, not from a mapping of their own (glibc's maximum). */
 export const MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024;
@@ -26,26 +26,7 @@ interface AllocatorAddon {
   stats(): AllocatorStats | null;
 }
 
-// Relative to this file compiled into <out>/src/common/: native/ at the repository root when <out> is the
-// repository's dist/, or native/ linked into an <out> built elsewhere with --outDir.
-const ADDON_CANDIDATES = [
-  "../../../native/allocator/build/Release/allocator.node",
-  "../../native/allocator/build/Release/allocator.node",
-];
-
-function loadAddon(): AllocatorAddon | undefined {
-  const load = createRequire(import.meta.url);
-  for (const candidate of ADDON_CANDIDATES) {
-    try {
-      return load(candidate) as AllocatorAddon;
-    } catch {
-      // not built there: try the next, then run untuned
-    }
-  }
-  return undefined;
-}
-
-const addon = loadAddon();
+const addon = loadNativeAddon<AllocatorAddon>("allocator", "allocator");
 let tuned = false;
 
 /** Whether the addon is there (built at install time). */

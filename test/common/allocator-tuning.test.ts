@@ -74,6 +74,7 @@ test("without the addon's build output the module loads and tunes nothing", asyn
     const target = join(root, "out/src/common/allocator-tuning.js");
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(fileURLToPath(tuningModule), target);
+    copyFileSync(join(here, "../../src/common/native-addon.js"), join(dirname(target), "native-addon.js"));
     const isolated = (await import(
       pathToFileURL(target).href
     )) as typeof import("../../src/common/allocator-tuning.js");

@@ -4,8 +4,8 @@
 // of those paths; otherwise @node-rs/crc32. Kafka's convention (java.util.zip.CRC32C): the result of one
 // call is the `init` of the next, so crc32c(b, crc32c(a)) === crc32c(a ‖ b); the result is a uint32.
 
-import { createRequire } from "node:module";
 import { crc32c as nodeRsCrc32c } from "@node-rs/crc32";
+import { loadNativeAddon } from "../../common/native-addon.js";
 
 export type Crc32c = (data: Uint8Array, init?: number) => number;
 
@@ -21,28 +21,9 @@ interface Crc32cAddon {
   paths: Partial<Record<Crc32cImplementation, Crc32c>>;
 }
 
-// Where the build output is, relative to this file compiled into <out>/src/protocol/records/: native/ at
-// the repository root when <out> is the repository's dist/, or native/ linked into an <out> built
-// elsewhere with --outDir.
-const ADDON_CANDIDATES = [
-  "../../../../native/crc32c/build/Release/crc32c.node",
-  "../../../native/crc32c/build/Release/crc32c.node",
-];
-
-function loadAddon(): Crc32cAddon | undefined {
-  const load = createRequire(import.meta.url);
-  for (const candidate of ADDON_CANDIDATES) {
-    try {
-      const addon = load(candidate) as Crc32cAddon;
-      return addon.implementation === "none" ? undefined : addon;
-    } catch {
-      // not built there (no compiler at install time, another platform): try the next, then fall back quietly
-    }
-  }
-  return undefined;
-}
-
-const addon = loadAddon();
+// Not built (no compiler at install time, another platform), or no fast path on this CPU: the fallback.
+const loaded = loadNativeAddon<Crc32cAddon>("crc32c", "crc32c");
+const addon = loaded?.implementation === "none" ? undefined : loaded;
 
 const implementations = new Map<Crc32cImplementation, Crc32c>();
 for (const [name, fn] of Object.entries(addon?.paths ?? {})) {

@@ -189,6 +189,11 @@ test("without the addon's build output the module falls back to @node-rs/crc32, 
     const target = join(root, "out/src/protocol/records/crc32c.js");
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(compiled, target);
+    mkdirSync(join(root, "out/src/common"), { recursive: true });
+    copyFileSync(
+      join(here, "../../../src/common/native-addon.js"),
+      join(root, "out/src/common/native-addon.js"),
+    );
     symlinkSync(join(process.cwd(), "node_modules"), join(root, "node_modules"), "dir");
     const isolated = (await import(
       pathToFileURL(target).href
