@@ -34,6 +34,22 @@ export class KafkaClientError extends Error {
   }
 }
 
+/**
+ * Errors after which Kafka's clients refresh metadata: the codes of InvalidMetadataException and its
+ * subclasses (the leader may have moved, the topic may be new or gone).
+ */
+export const INVALID_METADATA_ERRORS: ReadonlySet<number> = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+  ErrorCode.REPLICA_NOT_AVAILABLE,
+  ErrorCode.NETWORK_EXCEPTION,
+]);
+
 /** Throws a KafkaClientError when `code` is not NONE. */
 export function throwIfError(code: number, message?: string | null, context?: string): void {
   if (code === ErrorCode.NONE) return;

@@ -5,7 +5,6 @@
 // `tributary dump-log` reading the files the broker writes.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -25,15 +24,10 @@ import {
   encodeProducerSnapshot,
 } from "../../src/storage/producer-state/producer-snapshot-file.js";
 import { ProducerStateEntry } from "../../src/storage/producer-state/producer-state-entry.js";
+import { runTributarySync } from "../support/tributary-cli.js";
 import { config, type LogFixture, openLogFixture } from "./storage-test-utils.js";
 
 const T0 = 1_700_000_000_000n;
-/** `tributary <args>` from the same build as this test (a private tsc --outDir build included). */
-function tributary(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const main = new URL("../../src/cli/main.js", import.meta.url).href;
-  const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-  return spawnSync(process.execPath, ["-e", script, ...args], { encoding: "utf8" });
-}
 
 function pbatch(
   pid: bigint,
@@ -306,7 +300,7 @@ test("snapshots are written at roll and close, read at load, deleted with their 
     assert.equal(info.firstOffset, end - 2n);
     assert.equal(fx.log.logEndOffset, end);
     // dump-log prints it as Kafka's DumpLogSegments does.
-    const r = tributary([
+    const r = runTributarySync([
       "dump-log",
       "--files",
       join(fx.dir, `${end.toString().padStart(20, "0")}.snapshot`),

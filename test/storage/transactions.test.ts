@@ -5,7 +5,6 @@
 // (or a damaged .txnindex) rebuilds the index and the LSO from the control batches in the log.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -18,16 +17,10 @@ import {
   decodeRecordBatches,
 } from "../../src/protocol/records/index.js";
 import type { UnifiedLog } from "../../src/storage/unified-log.js";
+import { runTributarySync } from "../support/tributary-cli.js";
 import { config, type LogFixture, openLogFixture } from "./storage-test-utils.js";
 
 const T0 = 1_700_000_000_000n;
-
-/** `tributary <args>` from the same build as this test (a private tsc --outDir build included). */
-function tributary(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const main = new URL("../../src/cli/main.js", import.meta.url).href;
-  const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-  return spawnSync(process.execPath, ["-e", script, ...args], { encoding: "utf8" });
-}
 
 interface Txn {
   producerId: bigint;
@@ -298,7 +291,7 @@ test("a crash rebuilds every recovered segment's .txnindex and the LSO from the 
     assert.equal(log.lastStableOffset, open);
 
     // `tributary dump-log` prints the rebuilt index as Kafka's DumpLogSegments does.
-    const dumped = tributary(["dump-log", "--files", join(fx.dir, name)]);
+    const dumped = runTributarySync(["dump-log", "--files", join(fx.dir, name)]);
     assert.equal(dumped.status, 0, dumped.stderr);
     const t = expected.get(name)?.[0];
     assert.ok(t);

@@ -1,6 +1,7 @@
 // Test-only: runs the `tributary` executable as a child process — the TRIBUTARY_DIST build when set (a
 // private `tsc --outDir` build), else the repository's bin/tributary.js — with a deadline.
 
+import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type CommandResult, runCommand } from "./broker-harness.js";
@@ -26,4 +27,13 @@ export function runTributary(
     timeoutMs: options.timeoutMs ?? 30_000,
     input: options.input,
   });
+}
+
+/** Runs `tributary <args>` and waits for it (for tests that need no deadline: local files only). */
+export function runTributarySync(args: readonly string[]): {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+} {
+  return spawnSync(process.execPath, tributaryArgv(args), { encoding: "utf8" });
 }

@@ -43,6 +43,10 @@ import {
   readEndTxnMarker,
   TIMESTAMP_TYPE_MASK,
 } from "../../protocol/records/index.js";
+import {
+  type TransactionState,
+  transactionStateFromId,
+} from "../../server/coordinator/transaction/transaction-state.js";
 import { CheckpointFileError } from "../../storage/checkpoint/checkpoint-file.js";
 import { LeaderEpochCheckpointFile } from "../../storage/leader-epoch/leader-epoch-checkpoint-file.js";
 
@@ -303,17 +307,6 @@ function parseOffsetsRecord(r: DecodedRecord): [string | undefined, string | und
   return [`unknown::version=${version}`, undefined];
 }
 
-const TRANSACTION_STATES = [
-  "Empty",
-  "Ongoing",
-  "PrepareCommit",
-  "PrepareAbort",
-  "CompleteCommit",
-  "CompleteAbort",
-  "Dead",
-  "PrepareEpochFence",
-];
-
 /** --transaction-log-decoder: __transaction_state records as Kafka 3.x's TransactionLog.formatRecordKeyAndValue. */
 function parseTransactionLogRecord(r: DecodedRecord): [string | undefined, string | undefined] {
   if (r.key === null) throw new DumpError("Failed to decode transaction log record: missing key");
@@ -326,8 +319,10 @@ function parseTransactionLogRecord(r: DecodedRecord): [string | undefined, strin
   const vv = vr.int16();
   if (vv < 0 || vv > 1) throw new DumpError(`Unknown version ${vv} from the transaction log message value`);
   const v = readTransactionLogValue(vr, vv);
-  const state = TRANSACTION_STATES[v.transactionStatus];
-  if (state === undefined) {
+  let state: TransactionState;
+  try {
+    state = transactionStateFromId(v.transactionStatus);
+  } catch {
     throw new DumpError(
       `Unknown transaction state byte ${v.transactionStatus} from the transaction status message`,
     );

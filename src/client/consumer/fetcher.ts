@@ -16,7 +16,7 @@ import { decodeRecordBatches } from "../../protocol/records/memory-records.js";
 import type { RecordHeader } from "../../protocol/records/record.js";
 import { LOG_OVERHEAD, TimestampType } from "../../protocol/records/record-batch.js";
 import { RecordBatchIterator } from "../../protocol/records/record-batch-iterator.js";
-import { KafkaClientError } from "../errors.js";
+import { INVALID_METADATA_ERRORS, KafkaClientError } from "../errors.js";
 import type { ClusterClient } from "../network/cluster-client.js";
 import { AbortedTransactionFilter } from "./aborted-transactions.js";
 import type { ConsumerConfig } from "./consumer-config.js";
@@ -50,18 +50,6 @@ interface CompletedFetch {
   currentNext: bigint;
   filter: AbortedTransactionFilter;
 }
-
-/** Errors after which the leader may have moved. */
-const REFRESH_METADATA = new Set<number>([
-  ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-  ErrorCode.LEADER_NOT_AVAILABLE,
-  ErrorCode.KAFKA_STORAGE_ERROR,
-  ErrorCode.FENCED_LEADER_EPOCH,
-  ErrorCode.UNKNOWN_LEADER_EPOCH,
-  ErrorCode.UNKNOWN_TOPIC_ID,
-  ErrorCode.REPLICA_NOT_AVAILABLE,
-]);
 
 export class Fetcher {
   private readonly sessions = new Map<number, FetchSessionHandler>();
@@ -271,7 +259,7 @@ export class Fetcher {
           } else {
             this.subscriptions.requestReset(s.topic, s.partition, strategy);
           }
-        } else if (REFRESH_METADATA.has(p.errorCode)) {
+        } else if (INVALID_METADATA_ERRORS.has(p.errorCode)) {
           this.staleTopics.add(s.topic);
         } else if (
           p.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED ||

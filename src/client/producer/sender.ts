@@ -14,22 +14,11 @@ import { Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import type { ProduceRequest, TopicProduceData } from "../../protocol/generated/messages/ProduceRequest.js";
 import type { ProduceResponse } from "../../protocol/generated/messages/ProduceResponse.js";
-import { KafkaClientError } from "../errors.js";
+import { INVALID_METADATA_ERRORS, KafkaClientError } from "../errors.js";
 import type { ClusterClient } from "../network/cluster-client.js";
 import type { ProducerBatch } from "./producer-batch.js";
 import type { ProducerConfig } from "./producer-config.js";
 import type { RecordAccumulator } from "./record-accumulator.js";
-
-/** Errors after which Kafka's clients refresh metadata (InvalidMetadataException and subclasses). */
-const INVALID_METADATA = new Set<number>([
-  ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-  ErrorCode.LEADER_NOT_AVAILABLE,
-  ErrorCode.KAFKA_STORAGE_ERROR,
-  ErrorCode.FENCED_LEADER_EPOCH,
-  ErrorCode.UNKNOWN_LEADER_EPOCH,
-  ErrorCode.NETWORK_EXCEPTION,
-]);
 
 /** Partition leaders and counts, as the producer needs them on every send. */
 export class ProducerMetadata {
@@ -325,7 +314,7 @@ export class Sender {
       batch.attempts <= this.config.retries &&
       now - batch.createdMs < this.config.deliveryTimeoutMs &&
       this.running;
-    if (INVALID_METADATA.has(code)) void this.metadata.requestUpdate([batch.topic]);
+    if (INVALID_METADATA_ERRORS.has(code)) void this.metadata.requestUpdate([batch.topic]);
     if (!canRetry) {
       this.finish(batch, error);
       return;

@@ -115,6 +115,26 @@ export function applyProducerUpdates(
   }
 }
 
+/** One batch of `seg` (header `h`, `size` bytes) into the pending updates; its bytes are read only for markers. */
+function replayBatch(
+  psm: ProducerStateManager,
+  seg: LogSegment,
+  h: RecordBatchHeader,
+  size: number,
+  updated: Map<bigint, ProducerAppendInfo>,
+  completed: CompletedTxn[],
+): void {
+  const at = h.baseOffset;
+  updateProducers(
+    psm,
+    h,
+    updated,
+    "replication",
+    () => seg.read(at, size, seg.size, true)?.records ?? Buffer.alloc(0),
+    completed,
+  );
+}
+
 /**
  * Replays one just-recovered segment batch by batch into `psm` (which must reflect the log up to the
  * segment's base offset) and rebuilds the segment's .txnindex on the way (Kafka's LogSegment.recover with
@@ -130,15 +150,7 @@ export function replaySegmentRebuildingTxnIndex(psm: ProducerStateManager, seg: 
     if (h.producerId >= 0n) {
       const updated = new Map<bigint, ProducerAppendInfo>();
       const completed: CompletedTxn[] = [];
-      const at = h.baseOffset;
-      updateProducers(
-        psm,
-        h,
-        updated,
-        "replication",
-        () => seg.read(at, size, seg.size, true)?.records ?? Buffer.alloc(0),
-        completed,
-      );
+      replayBatch(psm, seg, h, size, updated, completed);
       applyProducerUpdates(psm, updated, completed, seg.txnIndex);
     }
     pos += size;
@@ -180,15 +192,7 @@ export function rebuildProducerState(
         const size = 12 + h.batchLength;
         if (h.baseOffset >= logEndOffset) break;
         if (h.producerId >= 0n && h.baseOffset + BigInt(h.lastOffsetDelta) >= start) {
-          const at = h.baseOffset;
-          updateProducers(
-            psm,
-            h,
-            updated,
-            "replication",
-            () => seg.read(at, size, seg.size, true)?.records ?? Buffer.alloc(0),
-            completed,
-          );
+          replayBatch(psm, seg, h, size, updated, completed);
           replayed++;
         }
         pos += size;

@@ -3,7 +3,6 @@
 // the build under test (dump-log), and a confluent-kafka (librdkafka) producer run through /usr/bin/python3.
 
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { defaultDescribeLogDirsRequest } from "../../../src/protocol/generated/messages/DescribeLogDirsRequest.js";
 import type { DescribeLogDirsResponse } from "../../../src/protocol/generated/messages/DescribeLogDirsResponse.js";
@@ -31,17 +30,15 @@ import {
 } from "../../../src/protocol/generated/messages/ProduceRequest.js";
 import type { PartitionProduceResponse } from "../../../src/protocol/generated/messages/ProduceResponse.js";
 import { type CommandResult, runCommand } from "../../support/broker-harness.js";
+import { runTributary } from "../../support/tributary-cli.js";
 import { WireClient } from "../wire-client.js";
 
 export const PYTHON = "/usr/bin/python3";
 export const pythonConfluentAvailable = existsSync(PYTHON);
 
-const MAIN = fileURLToPath(new URL("../../../src/cli/main.js", import.meta.url));
-
 /** Runs `tributary <args>` from the build under test. */
 export function tributary(args: readonly string[], timeoutMs = 30_000): Promise<CommandResult> {
-  const script = `import(${JSON.stringify(`file://${MAIN}`)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-  return runCommand(process.execPath, ["-e", script, ...args], { timeoutMs });
+  return runTributary(args, { timeoutMs });
 }
 
 /** Produce v9 of one batch to one partition; the partition's response. */
