@@ -1,5 +1,6 @@
-#!/usr/bin/env node
-// Entry point of the `tributary` executable: runs the compiled CLI (build with `npm run build`).
+#!/usr/bin/env -S node --initial-old-space-size=256
+// Entry point of the `tributary` executable: runs the compiled CLI (build with `npm run build`). The first
+// line passes Node the options of src/cli/node-options.ts (keep the two the same).
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 

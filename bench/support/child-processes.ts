@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, rmSync, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
@@ -74,7 +75,7 @@ export function onPath(program: string): string | undefined {
 export function tributaryCommand(distRoot: string, args: readonly string[]): { cmd: string; argv: string[] } {
   const main = pathToFileURL(resolve(distRoot, "src/cli/main.js")).href;
   const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-  return { cmd: process.execPath, argv: ["-e", script, ...args] };
+  return { cmd: process.execPath, argv: [...TRIBUTARY_NODE_OPTIONS, "-e", script, ...args] };
 }
 
 export interface Finished {

@@ -1,10 +1,13 @@
 // ProducerBatch writes the same bytes as protocol/records' buildRecordBatch (Kafka's
 // MemoryRecordsBuilder) for the same records: keys, null values, headers, negative and large timestamp
 // deltas, every codec (compressed payloads decode to the same records); batch.size is respected, a first
-// record larger than batch.size still gets a batch, and pooled buffers are reused.
+// record larger than batch.size still gets a batch, and pooled buffers are reused. A completed or failed
+// batch no longer holds its records' callbacks (checked through the garbage collector itself).
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { BufferPool } from "../../src/client/producer/buffer-pool.js";
 import { ProducerBatch } from "../../src/client/producer/producer-batch.js";
 import {
@@ -94,5 +97,35 @@ describe("ProducerBatch", () => {
       reused.records(),
       buildRecordBatch({ records: [{ key: Buffer.from("k"), value: Buffer.from("v"), timestamp: 5n }] }),
     );
+  });
+
+  test("a completed or failed batch lets go of its records' callbacks", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const pool = new BufferPool(1 << 16, 4);
+    for (const end of ["complete", "fail"] as const) {
+      const batch = new ProducerBatch("t", 0, 1 << 16, 0, CompressionType.None, undefined, pool, 10);
+      const refs: Array<WeakRef<object>> = [];
+      let called = 0;
+      // Each callback is its own closure (as a send()'s usually is), referenced only by the batch.
+      const append = (i: number): void => {
+        const cb = (): void => {
+          called += i >= 0 ? 1 : 0;
+        };
+        refs.push(new WeakRef(cb));
+        assert.ok(batch.tryAppend(i, null, Buffer.from(`v${i}`), [], cb) > 0);
+      };
+      for (let i = 0; i < 3; i++) append(i);
+      if (end === "complete") batch.complete(0n, -1n);
+      else batch.fail(new Error("boom"));
+      assert.equal(called, 3, `${end}: every callback ran`);
+      // Two turns of the event loop and full GCs: WeakRef targets are kept until the current job ends.
+      for (let i = 0; i < 2; i++) {
+        await new Promise((r) => setImmediate(r));
+        gc();
+      }
+      assert.equal(refs.filter((r) => r.deref() !== undefined).length, 0, `${end}: callbacks collected`);
+      assert.ok(batch.isDone, "the batch itself is still referenced here");
+    }
   });
 });

@@ -7,11 +7,12 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
 import { findBrokerPids } from "../../src/cli/tools/server-stop.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { defaultApiVersionsRequest } from "../../src/protocol/generated/messages/ApiVersionsRequest.js";
@@ -27,11 +28,13 @@ after(() => {
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const REPO = process.cwd();
 
+const BIN = resolve(REPO, "bin/tributary.js");
+const IS_REPO_BUILD = resolve(MAIN) === resolve(REPO, "dist/src/cli/main.js");
+
 function command(args: string[]): string[] {
-  if (resolve(MAIN) === resolve(REPO, "dist/src/cli/main.js"))
-    return [resolve(REPO, "bin/tributary.js"), ...args];
+  if (IS_REPO_BUILD) return [...TRIBUTARY_NODE_OPTIONS, BIN, ...args];
   const script = `import(${JSON.stringify(`file://${MAIN}`)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-  return ["-e", script, ...args];
+  return [...TRIBUTARY_NODE_OPTIONS, "-e", script, ...args];
 }
 
 interface Broker {
@@ -42,7 +45,8 @@ interface Broker {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-async function startBroker(logDir: string, extra: string[] = []): Promise<Broker> {
+/** Starts a broker; `direct` runs bin/tributary.js as the executable (its first line picks node). */
+async function startBroker(logDir: string, extra: string[] = [], direct = false): Promise<Broker> {
   const args = [
     "server-start",
     "--override",
@@ -53,7 +57,9 @@ async function startBroker(logDir: string, extra: string[] = []): Promise<Broker
     "metrics.http.listener=",
     ...extra,
   ];
-  const child = spawn(process.execPath, command(args), { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+  const child = direct
+    ? spawn(BIN, args, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(process.execPath, command(args), { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
   let out = "";
   let err = "";
@@ -190,6 +196,22 @@ describe("tributary server-start", () => {
       b.child.kill("SIGTERM");
       assert.equal((await b.exit).code, 0);
     }
+  });
+
+  test("the executable's first line starts node with the options of node-options.ts", async (t) => {
+    const shebang = readFileSync(BIN, "utf8").split("\n")[0];
+    assert.equal(shebang, `#!/usr/bin/env -S node ${TRIBUTARY_NODE_OPTIONS.join(" ")}`);
+    if (!IS_REPO_BUILD) {
+      t.skip("bin/tributary.js runs the repository's dist/, not this build");
+      return;
+    }
+    // Run as `tributary` is run (the kernel reads the first line): node's command line carries them.
+    const b = await startBroker(join(root, "logs-direct"), [], true);
+    const cmdline = readFileSync(`/proc/${b.child.pid}/cmdline`, "utf8").split("\0");
+    for (const o of TRIBUTARY_NODE_OPTIONS) assert.ok(cmdline.includes(o), `${o} in ${cmdline.join(" ")}`);
+    assert.equal(findBrokerPids(`${b.child.pid} node ${cmdline.join(" ")}`, -1).length, 1);
+    b.child.kill("SIGTERM");
+    assert.equal((await b.exit).code, 0, b.err());
   });
 
   test("--help", () => {

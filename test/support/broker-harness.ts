@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
 import { withDeadline } from "./deadline.js";
 
 export { withDeadline };
@@ -48,6 +49,8 @@ export interface BrokerOptions {
    * starts once the broker is up. Default: keep everything.
    */
   readonly outputLimit?: number;
+  /** Node options of the broker process; default TRIBUTARY_NODE_OPTIONS, as `tributary` runs. */
+  readonly nodeOptions?: readonly string[];
 }
 
 export interface ExitStatus {
@@ -67,14 +70,20 @@ process.on("exit", () => {
 });
 
 /** The command that runs `tributary <args>`: the repo's bin/, or TRIBUTARY_DIST's compiled CLI. */
-function tributaryCommand(args: string[]): { cmd: string; argv: string[] } {
+function tributaryCommand(
+  args: string[],
+  nodeOptions: readonly string[] = TRIBUTARY_NODE_OPTIONS,
+): { cmd: string; argv: string[] } {
   const dist = process.env.TRIBUTARY_DIST;
   if (dist) {
     const main = pathToFileURL(resolve(dist, "src/cli/main.js")).href;
     const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-    return { cmd: process.execPath, argv: ["-e", script, ...args] };
+    return { cmd: process.execPath, argv: [...nodeOptions, "-e", script, ...args] };
   }
-  return { cmd: process.execPath, argv: [resolve(process.cwd(), "bin/tributary.js"), ...args] };
+  return {
+    cmd: process.execPath,
+    argv: [...nodeOptions, resolve(process.cwd(), "bin/tributary.js"), ...args],
+  };
 }
 
 export class BrokerHarness {
@@ -105,6 +114,7 @@ export class BrokerHarness {
   private readonly overrides: Readonly<Record<string, string>>;
   private readonly startTimeoutMs: number;
   private readonly outputLimit: number;
+  private readonly nodeOptions: readonly string[] | undefined;
   private trimOutput = false;
   private starts = 0;
 
@@ -115,6 +125,7 @@ export class BrokerHarness {
     this.overrides = options.overrides ?? {};
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.outputLimit = options.outputLimit ?? Number.POSITIVE_INFINITY;
+    this.nodeOptions = options.nodeOptions;
   }
 
   /** Starts a broker and waits until it answers ApiVersions. */
@@ -162,7 +173,7 @@ export class BrokerHarness {
     };
     const args = ["server-start"];
     for (const [k, v] of Object.entries(settings)) args.push("--override", `${k}=${v}`);
-    const { cmd, argv } = tributaryCommand(args);
+    const { cmd, argv } = tributaryCommand(args, this.nodeOptions);
     this.lastExit = undefined;
     this.trimOutput = false;
     this.starts++;

@@ -40,6 +40,8 @@ interface Pending {
   deadlineMs: number;
 }
 
+const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
+
 function toBytes(v: Buffer | string | null | undefined): Buffer | null {
   if (v === undefined || v === null) return null;
   return typeof v === "string" ? Buffer.from(v, "utf8") : v;
@@ -248,8 +250,9 @@ export class KafkaProducer {
       timestamp: record.timestamp === undefined ? now : Number(record.timestamp),
       key,
       value: toBytes(record.value),
-      headers: record.headers ?? [],
+      headers: record.headers ?? NO_HEADERS,
       callback,
+      stickyPartition: sticky,
     };
     const size = (input.key?.length ?? 0) + (input.value?.length ?? 0);
     if (size + 82 > this.config.maxRequestSize) {
@@ -262,22 +265,33 @@ export class KafkaProducer {
       );
       return;
     }
-    const p = partition;
-    const onAppended = (bytes: number): void => {
-      if (sticky)
-        this.sticky.onAppend(topic, p, bytes, numPartitions, this.metadata.availablePartitions(topic));
-      this.sender.wakeup();
-    };
     let n: number;
     try {
-      n = this.accumulator.append(input, now, onAppended);
+      n = this.accumulator.append(input, now, this.onAppended);
     } catch (e) {
       callback(e as Error, null);
       return;
     }
-    if (n >= 0) onAppended(n);
+    if (n >= 0) this.onAppended(input, n);
     else this.sender.wakeup();
   }
+
+  /** After a record went into a batch (now, or once memory was free): the sticky partitioner counts it. */
+  private readonly onAppended = (input: AppendInput, bytes: number): void => {
+    if (input.stickyPartition) {
+      const topic = input.topic;
+      const numPartitions = this.metadata.partitionCount(topic);
+      if (numPartitions !== undefined)
+        this.sticky.onAppend(
+          topic,
+          input.partition,
+          bytes,
+          numPartitions,
+          this.metadata.availablePartitions(topic),
+        );
+    }
+    this.sender.wakeup();
+  };
 
   private notifySpace(): void {
     if (this.bufferFull) return;

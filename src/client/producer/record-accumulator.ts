@@ -32,12 +32,17 @@ export interface AppendInput {
   value: Buffer | null;
   headers: readonly RecordHeader[];
   callback: SendCallback;
+  /** The partition was picked by the sticky partitioner (whose switch counts the appended bytes). */
+  stickyPartition: boolean;
 }
+
+/** Runs once the record is in a batch, with its encoded size. */
+export type OnAppended = (input: AppendInput, bytes: number) => void;
 
 interface Waiter {
   input: AppendInput;
   deadlineMs: number;
-  onAppended: (bytes: number) => void;
+  onAppended: OnAppended;
 }
 
 export class RecordAccumulator {
@@ -55,6 +60,8 @@ export class RecordAccumulator {
   private readonly muted = new Set<string>();
 
   private readonly pool: BufferPool;
+  /** The "topic-partition" keys, made once each: append() runs per record. */
+  private readonly keys = new Map<string, string[]>();
 
   constructor(private readonly config: ProducerConfig) {
     this.pool = new BufferPool(
@@ -77,7 +84,7 @@ export class RecordAccumulator {
    * memory (then `onAppended` runs when it happens, and the callback gets a TimeoutException-like error
    * after max.block.ms).
    */
-  append(input: AppendInput, nowMs: number, onAppended: (bytes: number) => void): number {
+  append(input: AppendInput, nowMs: number, onAppended: OnAppended): number {
     if (this.closing) throw new KafkaClientError(-1, "Cannot send after the producer is closed.");
     if (this.waitingCount === 0) {
       const n = this.tryAppend(input, nowMs);
@@ -88,7 +95,7 @@ export class RecordAccumulator {
   }
 
   private tryAppend(input: AppendInput, nowMs: number): number {
-    const key = `${input.topic}-${input.partition}`;
+    const key = this.keyOf(input.topic, input.partition);
     let deque = this.batches.get(key);
     if (deque === undefined) {
       deque = [];
@@ -120,6 +127,20 @@ export class RecordAccumulator {
     return batch.tryAppend(input.timestamp, input.key, input.value, input.headers, input.callback);
   }
 
+  private keyOf(topic: string, partition: number): string {
+    let byPartition = this.keys.get(topic);
+    if (byPartition === undefined) {
+      byPartition = [];
+      this.keys.set(topic, byPartition);
+    }
+    let key = byPartition[partition];
+    if (key === undefined) {
+      key = `${topic}-${partition}`;
+      byPartition[partition] = key;
+    }
+    return key;
+  }
+
   private get waitingCount(): number {
     return this.waiters.length - this.waitersHead;
   }
@@ -142,7 +163,7 @@ export class RecordAccumulator {
       const n = this.tryAppend(w.input, nowMs);
       if (n < 0) break;
       this.waitersHead++;
-      w.onAppended(n);
+      w.onAppended(w.input, n);
     }
     if (this.waitersHead > 1024 && this.waitersHead * 2 > this.waiters.length) {
       this.waiters = this.waiters.slice(this.waitersHead);
@@ -223,14 +244,14 @@ export class RecordAccumulator {
   }
 
   unmute(batch: ProducerBatch): void {
-    this.muted.delete(`${batch.topic}-${batch.partition}`);
+    this.muted.delete(this.keyOf(batch.topic, batch.partition));
   }
 
   /** Puts a batch back at the front of its partition's queue for a retry after retry.backoff.ms. */
   reenqueue(batch: ProducerBatch, nowMs: number, backoffMs: number): void {
     batch.inFlight = false;
     batch.retryAtMs = nowMs + backoffMs;
-    const key = `${batch.topic}-${batch.partition}`;
+    const key = this.keyOf(batch.topic, batch.partition);
     let deque = this.batches.get(key);
     if (deque === undefined) {
       deque = [];
@@ -246,7 +267,7 @@ export class RecordAccumulator {
     batch.release();
     this.usedMemory -= memoryOf.get(batch) ?? 0;
     memoryOf.delete(batch);
-    const key = `${batch.topic}-${batch.partition}`;
+    const key = this.keyOf(batch.topic, batch.partition);
     const deque = this.batches.get(key);
     if (deque !== undefined && deque.length === 0) {
       this.batches.delete(key);
