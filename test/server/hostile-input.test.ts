@@ -29,9 +29,8 @@
 //    acknowledged at the expected offset and everything is read back at the end. The broker's VmRSS is
 //    sampled from /proc every 250 ms: it must stay under RSS_LIMIT_MB and show no growth trend (the mean
 //    of the last quarter of the samples within RSS_GROWTH_MB of the second quarter's), with V8's default
-//    GC settings (see before()). The broker must
-//    still be running and answer ApiVersions and Metadata afterwards, and must have logged no ERROR line
-//    (an unexpected handler failure). Its log (a line per closed connection) is counted, only its tail
+//    GC settings (see before()). The broker must still be running and answer ApiVersions and Metadata
+//    afterwards, and must have logged no ERROR line (an unexpected handler failure). Its log (a line per closed connection) is counted, only its tail
 //    kept in memory (BrokerHarness `outputLimit`).
 // Duration on the 2-core machine: ~17–28 s alone for 100,000 frames, ~36 s next to the other server tests.
 

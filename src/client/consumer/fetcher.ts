@@ -305,12 +305,16 @@ export class Fetcher {
         continue;
       }
       if (cf.current !== undefined && cf.currentIndex < cf.current.length) {
+        // Records before the position (a batch fetched from its start after a seek into it) are skipped;
+        // the position moves once per run of records, not per record.
+        let last: ConsumerRecord | undefined;
         while (out.length < max && cf.currentIndex < cf.current.length) {
           const r = cf.current[cf.currentIndex++];
-          if (s.position !== null && r.offset < s.position) continue;
+          if (last === undefined && s.position !== null && r.offset < s.position) continue;
           out.push(r);
-          s.position = r.offset + 1n;
+          last = r;
         }
+        if (last !== undefined) s.position = last.offset + 1n;
         if (cf.currentIndex >= cf.current.length) {
           if (s.position === null || s.position < cf.currentNext) s.position = cf.currentNext;
           cf.current = undefined;

@@ -113,6 +113,18 @@ export class Reader {
 
   /** Zigzag-encoded signed varlong (64 bits), at most 10 bytes. */
   varlong(): bigint {
+    // Most varlongs (timestamp deltas) take a byte or two: up to 7 bytes (49 bits) the value is exact in
+    // a number, so only the result is made a bigint.
+    const start = this.pos;
+    let n = 0;
+    let scale = 1;
+    for (let i = 0; i < 7 && this.pos < this.end; i++) {
+      const b = this.buf[this.pos++];
+      n += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return BigInt(n % 2 === 0 ? n / 2 : -(n + 1) / 2);
+      scale *= 128;
+    }
+    this.pos = start;
     let value = 0n;
     let shift = 0n;
     for (let i = 0; i < 10; i++) {
