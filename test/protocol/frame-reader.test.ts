@@ -1,6 +1,7 @@
 // FrameReader over real sockets: frames split at every possible boundary arrive whole and in order;
 // an oversized or negative size prefix is rejected as soon as its 4 bytes arrive, before the body; frames
-// spanning chunks are assembled in memory from the owner's MemoryPool.
+// spanning chunks are assembled in memory from the owner's MemoryPool, copied chunk by chunk once a
+// quarter has arrived, never allocated beyond 4× the bytes received.
 
 import assert from "node:assert/strict";
 import { once } from "node:events";
@@ -114,4 +115,37 @@ test("frames spanning chunks are assembled in the owner's MemoryPool; single-chu
   assert.deepStrictEqual(again, [big]);
   assert.equal(again[0].buffer, got[0].buffer);
   assert.equal(pool.reused, 1);
+});
+
+test("a spanning frame's buffer is taken once a quarter has arrived, and filled chunk by chunk", () => {
+  const pool = new MemoryPool({ maxPooledBytes: 64 << 20 });
+  const fr = new FrameReader(64 << 20, pool);
+  const rnd = new Random(7);
+  const body = rnd.bytes(1 << 20);
+  const stream = Buffer.concat([frame(body), frame(Buffer.from("next"))]);
+  // A hostile size prefix gets nothing allocated until its bytes arrive: 60 MiB announced, 1 KiB sent.
+  const liar = new FrameReader(64 << 20, pool);
+  liar.push(Buffer.concat([Buffer.from([0x03, 0xc0, 0, 0]), Buffer.alloc(1024)]));
+  assert.equal(pool.fresh, 0, "nothing allocated for a frame 1/61440 received");
+  assert.equal(liar.pendingBytes, 1024);
+  // The real frame in 64 KiB chunks: four chunks hold 4 bytes short of a quarter of the body (the size
+  // prefix), so its buffer is taken with the 5th.
+  const got: Buffer[] = [];
+  let taken = -1;
+  for (let off = 0, i = 0; off < stream.length; off += 65536, i++) {
+    got.push(...fr.push(stream.subarray(off, Math.min(off + 65536, stream.length))));
+    if (taken < 0 && pool.fresh > 0) taken = i;
+  }
+  assert.equal(taken, 4, "taken when the 5th chunk arrived");
+  assert.equal(got.length, 2);
+  assert.ok(got[0].equals(body), "the assembled frame holds every byte");
+  assert.deepStrictEqual(got[1], Buffer.from("next"), "the frame after it, from the tail of the last chunk");
+  assert.equal(fr.pendingBytes, 0);
+  // Split at every 97th byte as well (chunks ending inside the size prefix of the next frame).
+  const again = new FrameReader(64 << 20);
+  const parts: Buffer[] = [];
+  for (let off = 0; off < stream.length; off += 97 * 1024 + 1)
+    parts.push(...again.push(stream.subarray(off, off + 97 * 1024 + 1)));
+  assert.ok(parts[0].equals(body));
+  assert.deepStrictEqual(parts[1], Buffer.from("next"));
 });
