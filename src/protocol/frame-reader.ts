@@ -6,6 +6,8 @@
 // quarter of its bytes have arrived, the buffer is taken and every later chunk is copied into it as it
 // comes in, while still in the CPU's cache, so the last chunk does not leave megabytes to copy. Never
 // more than 4× the bytes actually received is allocated for a frame, whatever its size prefix says.
+// A caller that reads into one reused buffer (the client) pushes its chunks as volatile: frames and
+// kept bytes are then copies, never views of that buffer.
 
 import type { MemoryPool } from "../common/memory-pool.js";
 
@@ -37,6 +39,8 @@ export class FrameReader {
   /** The frame being copied into as its chunks arrive, and how many of its bytes are in. */
   private assembling: Buffer | undefined;
   private filled = 0;
+  /** During push() of a chunk whose memory the caller reuses: that chunk's ArrayBuffer. */
+  private volatile: ArrayBufferLike | undefined;
   /** Set once a bad size prefix was seen; no frame is returned after it. */
   failure: FrameTooLargeError | undefined;
 
@@ -53,10 +57,12 @@ export class FrameReader {
   /**
    * Adds received bytes and returns every frame now complete (without size prefixes), in order.
    * When a size prefix is negative or above the limit, the frames before it are still returned and
-   * `failure` is set: the stream is then unusable and the connection should be closed.
+   * `failure` is set: the stream is then unusable and the connection should be closed. `volatile`:
+   * the chunk's memory is reused after this call (nothing returned or kept refers to it).
    */
-  push(chunk: Buffer): Buffer[] {
+  push(chunk: Buffer, volatile = false): Buffer[] {
     if (this.failure) return [];
+    this.volatile = volatile ? chunk.buffer : undefined;
     const frames: Buffer[] = [];
     let rest = chunk;
     const frame = this.assembling;
@@ -94,6 +100,13 @@ export class FrameReader {
       }
       frames.push(this.take(this.frameSize));
       this.frameSize = -1;
+    }
+    // A volatile chunk's memory is reused once push returns: keep a copy of what is left of it.
+    if (this.volatile !== undefined) {
+      for (let i = 0; i < this.chunks.length; i++) {
+        if (this.chunks[i].buffer === this.volatile) this.chunks[i] = Buffer.from(this.chunks[i]);
+      }
+      this.volatile = undefined;
     }
     return frames;
   }
@@ -143,7 +156,7 @@ export class FrameReader {
     const first = this.chunks[0];
     if (n === 0) return Buffer.alloc(0);
     if (first.length >= n) {
-      const frame = first.subarray(0, n);
+      const frame = first.buffer === this.volatile ? Buffer.from(first.subarray(0, n)) : first.subarray(0, n);
       this.consume(n);
       return frame;
     }

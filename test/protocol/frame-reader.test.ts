@@ -1,7 +1,8 @@
 // FrameReader over real sockets: frames split at every possible boundary arrive whole and in order;
 // an oversized or negative size prefix is rejected as soon as its 4 bytes arrive, before the body; frames
 // spanning chunks are assembled in memory from the owner's MemoryPool, copied chunk by chunk once a
-// quarter has arrived, never allocated beyond 4× the bytes received.
+// quarter has arrived, never allocated beyond 4× the bytes received. Chunks read into one reused buffer
+// (the client's read buffer) are copied where kept: overwriting the buffer after each push changes nothing.
 
 import assert from "node:assert/strict";
 import { once } from "node:events";
@@ -148,4 +149,29 @@ test("a spanning frame's buffer is taken once a quarter has arrived, and filled 
     parts.push(...again.push(stream.subarray(off, off + 97 * 1024 + 1)));
   assert.ok(parts[0].equals(body));
   assert.deepStrictEqual(parts[1], Buffer.from("next"));
+});
+
+test("volatile chunks (one reused read buffer): every frame and every kept byte survives the reuse", () => {
+  const rnd = new Random(11);
+  const bodies = Array.from({ length: 300 }, (_, i) =>
+    rnd.bytes(i % 7 === 0 ? rnd.int(100_000, 400_000) : rnd.int(0, 3000)),
+  );
+  const stream = Buffer.concat(bodies.map(frame));
+  const readBuffer = Buffer.alloc(64 * 1024);
+  const fr = new FrameReader(1 << 20);
+  const got: Buffer[] = [];
+  for (let off = 0; off < stream.length; ) {
+    const n = Math.min(rnd.int(1, readBuffer.length), stream.length - off);
+    stream.copy(readBuffer, 0, off, off + n);
+    off += n;
+    got.push(...fr.push(readBuffer.subarray(0, n), true));
+    readBuffer.fill(0xee); // the next read overwrites it
+  }
+  assert.equal(got.length, bodies.length);
+  for (let i = 0; i < bodies.length; i++) assert.ok(got[i].equals(bodies[i]), `frame ${i}`);
+  assert.ok(
+    got.every((f) => f.buffer !== readBuffer.buffer),
+    "no frame is a view of the read buffer",
+  );
+  assert.equal(fr.pendingBytes, 0);
 });
