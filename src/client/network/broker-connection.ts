@@ -1,7 +1,8 @@
 // BrokerConnection: one TCP connection from a client to one broker (Kafka's NetworkClient +
 // KafkaChannel for a single node). It negotiates API versions with ApiVersions on connect, pipelines
 // requests (many in flight, responses matched by correlation id in order), times each request out, and
-// fails every pending request with a KafkaClientError when the connection closes or fails.
+// fails every pending request with a KafkaClientError when the connection closes or fails. Reads land
+// in one reused 1 MiB buffer per connection; FrameReader copies out the responses.
 //
 // Usage:
 //   const conn = await BrokerConnection.connect("127.0.0.1", 9092, { clientId: "me" });
@@ -101,6 +102,8 @@ export class BrokerConnection {
     const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     const address = `${host}:${port}`;
     let received: ((bytes: Buffer) => void) | undefined;
+    /** Bytes that arrive before the connection object exists (a broker never speaks first; kept anyway). */
+    const early: Buffer[] = [];
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect({
@@ -111,7 +114,8 @@ export class BrokerConnection {
         onread: {
           buffer: readBuffer,
           callback: (n) => {
-            received?.(readBuffer.subarray(0, n));
+            if (received) received(readBuffer.subarray(0, n));
+            else early.push(Buffer.from(readBuffer.subarray(0, n)));
             return true;
           },
         },
@@ -138,6 +142,7 @@ export class BrokerConnection {
     });
     const conn = new BrokerConnection(host, port, socket, options);
     received = (bytes) => conn.onData(bytes);
+    for (const bytes of early.splice(0)) conn.onData(bytes);
     try {
       await conn.negotiateVersions(options.apiVersionsVersion ?? 3, connectTimeoutMs);
     } catch (e) {
