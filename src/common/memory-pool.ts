@@ -2,9 +2,10 @@
 // .MemoryPool, which the broker's network layer receives requests into). A buffer is handed out for one
 // request frame or one log read and given back once nothing refers to it any more (the append copied the
 // bytes into the page cache, the response was written to the socket), so the next request reuses memory
-// that is already mapped. On this kind of VM a fresh 1 MiB allocation costs a page fault per 4 KiB page
-// (glibc serves allocations this large with mmap and returns them with munmap): writing into fresh memory
-// runs at 3–5 GB/s against ~45 GB/s into reused memory (docs/benchmarks.md).
+// that is already mapped. On this kind of VM fresh memory costs a page fault per 4 KiB page (by default
+// glibc serves allocations this large with mmap and returns them with munmap; `tributary` raises that
+// threshold, src/common/allocator-tuning.ts, but a freed Buffer still waits for the garbage collector):
+// writing into fresh memory runs at 3–5 GB/s against ~45 GB/s into reused memory (docs/benchmarks.md).
 //
 // Invariants: only sizes from `minPooledBytes` up to `maxPooledBytes` are pooled, in power-of-two size
 // classes (each pooled buffer is its own ArrayBuffer of exactly the class size; `allocate` returns a view

@@ -69,21 +69,19 @@ process.on("exit", () => {
   }
 });
 
-/** The command that runs `tributary <args>`: the repo's bin/, or TRIBUTARY_DIST's compiled CLI. */
-function tributaryCommand(
-  args: string[],
+/**
+ * node's argv that runs `tributary <args>` with `nodeOptions` (default: those `tributary` runs with): the
+ * repo's bin/tributary.js, or TRIBUTARY_DIST's compiled CLI.
+ */
+export function tributaryArgv(
+  args: readonly string[],
   nodeOptions: readonly string[] = TRIBUTARY_NODE_OPTIONS,
-): { cmd: string; argv: string[] } {
+): string[] {
   const dist = process.env.TRIBUTARY_DIST;
-  if (dist) {
-    const main = pathToFileURL(resolve(dist, "src/cli/main.js")).href;
-    const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-    return { cmd: process.execPath, argv: [...nodeOptions, "-e", script, ...args] };
-  }
-  return {
-    cmd: process.execPath,
-    argv: [...nodeOptions, resolve(process.cwd(), "bin/tributary.js"), ...args],
-  };
+  if (!dist) return [...nodeOptions, resolve(process.cwd(), "bin/tributary.js"), ...args];
+  const main = pathToFileURL(resolve(dist, "src/cli/main.js")).href;
+  const script = `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
+  return [...nodeOptions, "-e", script, ...args];
 }
 
 export class BrokerHarness {
@@ -173,14 +171,13 @@ export class BrokerHarness {
     };
     const args = ["server-start"];
     for (const [k, v] of Object.entries(settings)) args.push("--override", `${k}=${v}`);
-    const { cmd, argv } = tributaryCommand(args, this.nodeOptions);
     this.lastExit = undefined;
     this.trimOutput = false;
     this.starts++;
     const marker = `\n=== start #${this.starts} ===\n`;
     this.stdout += marker;
     this.stderr += marker;
-    const child = spawn(cmd, argv, {
+    const child = spawn(process.execPath, tributaryArgv(args, this.nodeOptions), {
       cwd: process.cwd(),
       stdio: ["ignore", "pipe", "pipe"],
       env: process.env,

@@ -2,23 +2,9 @@
 // private `tsc --outDir` build), else the repository's bin/tributary.js — with a deadline.
 
 import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
-import { type CommandResult, runCommand } from "./broker-harness.js";
+import { type CommandResult, runCommand, tributaryArgv } from "./broker-harness.js";
 
-/** node's argv that runs `tributary <args>`. */
-export function tributaryArgv(args: readonly string[]): string[] {
-  const dist = process.env.TRIBUTARY_DIST;
-  if (!dist) return [...TRIBUTARY_NODE_OPTIONS, resolve(process.cwd(), "bin/tributary.js"), ...args];
-  const main = pathToFileURL(resolve(dist, "src/cli/main.js")).href;
-  return [
-    ...TRIBUTARY_NODE_OPTIONS,
-    "-e",
-    `import(${JSON.stringify(main)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-    ...args,
-  ];
-}
+export { tributaryArgv };
 
 /** Runs `tributary <args>` (stdin from `input`), bounded by timeoutMs (default 30 s). */
 export function runTributary(
