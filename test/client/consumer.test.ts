@@ -2,7 +2,8 @@
 // back exactly (keys, values, headers, offsets, timestamps); assign/seek/seekToBeginning/seekToEnd/
 // position; OFFSET_OUT_OF_RANGE with auto.offset.reset earliest, latest and none; partial trailing
 // batches (max.partition.fetch.bytes cutting batches) read exactly once; long polling; and the
-// incremental fetch session (KIP-227) driven over a real connection.
+// incremental fetch session (KIP-227) driven over a real connection; prefetching stops once a
+// response's worth of data is buffered.
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -42,6 +43,20 @@ async function pollN(c: KafkaConsumer, n: number, ms = 20_000): Promise<Consumer
     out.push(...(await c.poll(500)));
   }
   return out;
+}
+
+/** The broker's count of answered requests under one RequestMetrics name (all versions), from /metrics. */
+async function fetchRequests(request: string): Promise<number> {
+  const text = await (await fetch(broker.metricsUrl)).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (
+      line.startsWith("kafka_network_requestmetrics_requests_total{") &&
+      line.includes(`request="${request}"`)
+    )
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
 }
 
 async function produce(
@@ -184,6 +199,32 @@ describe("KafkaConsumer", () => {
       got.map((r) => Number(r.offset)),
       values.map((_, i) => i),
     );
+    await c.close();
+  });
+
+  test("prefetching stops once a response's worth is buffered (max.partition.fetch.bytes per partition)", async () => {
+    const topic = "prefetch-bound";
+    const values = Array.from({ length: 300 }, (_, i) => `b${i}-${"r".repeat(500)}`);
+    // ~150 KB per partition in batches of ~5 KB; a response carries at most 6000 bytes per partition.
+    await produce(topic, 0, values, { "batch.size": "5000", "linger.ms": "50" });
+    await produce(topic, 1, values, { "batch.size": "5000", "linger.ms": "50" });
+    const fetchesSoFar = () => fetchRequests("FetchConsumer");
+    const c = consumer({ "max.partition.fetch.bytes": "6000", "max.poll.records": "1" });
+    c.assign([0, 1].map((partition) => ({ topic, partition })));
+    const before = await fetchesSoFar();
+    const first = await pollN(c, 1);
+    assert.equal(first.length, 1);
+    // Were prefetching bounded only by fetch.max.bytes (50 MiB), the consumer would go on fetching until
+    // all ~300 KB were buffered: 25+ requests. Bounded by 2 × 6000 bytes it stops after two or three.
+    await new Promise((r) => setTimeout(r, 1500));
+    const sent = (await fetchesSoFar()) - before;
+    assert.ok(sent >= 1 && sent <= 3, `${sent} Fetch requests while one record was taken`);
+    // And every record still arrives once, in order, per partition.
+    const all = [...first, ...(await pollN(c, 599, 30_000))];
+    for (const p of [0, 1]) {
+      const got = all.filter((r) => r.partition === p).map((r) => r.value?.toString());
+      assert.deepEqual(got, values);
+    }
     await c.close();
   });
 
