@@ -5,6 +5,7 @@
 // Raised thresholds keep freed buffers mapped for the next request. Measured in docs/benchmarks.md
 // ("The C library's allocator"). Without the addon (no compiler at install time, not glibc) nothing is
 // tuned. The library (src/client) never calls this: a process that embeds the client keeps its settings.
+// adviseHugePages is per buffer: the client asks for huge pages for large Fetch responses only.
 
 import { loadNativeAddon } from "./native-addon.js";
 
@@ -24,6 +25,7 @@ export interface AllocatorStats {
 interface AllocatorAddon {
   tune(mmapThreshold: number, trimThreshold: number): boolean;
   stats(): AllocatorStats | null;
+  adviseHugePages(buffer: Buffer): boolean;
 }
 
 const addon = loadNativeAddon<AllocatorAddon>("allocator", "allocator");
@@ -41,4 +43,19 @@ export function tuneAllocator(): boolean {
 /** malloc's counters (mallinfo2), or undefined without the addon or glibc 2.33+. */
 export function allocatorStats(): AllocatorStats | undefined {
   return addon?.stats() ?? undefined;
+}
+
+/** A transparent huge page on x86-64 and arm64 (4 KiB base pages). */
+export const HUGE_PAGE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Asks the kernel to back the whole huge pages inside `buffer` with transparent huge pages
+ * (madvise MADV_HUGEPAGE; works where /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or
+ * "always"). Call it on a fresh buffer before writing to it: pages already touched stay as they are.
+ * Unlike tuneAllocator it changes nothing process-wide, only that memory. False when nothing was
+ * advised (no whole huge page inside, no addon, not Linux).
+ */
+export function adviseHugePages(buffer: Buffer): boolean {
+  // An addon built before this function existed has no such export.
+  return typeof addon?.adviseHugePages === "function" ? addon.adviseHugePages(buffer) : false;
 }

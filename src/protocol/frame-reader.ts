@@ -2,14 +2,18 @@
 // followed by that many bytes. The size is checked against the limit (`socket.request.max.bytes`
 // on a broker) as soon as its 4 bytes arrive, before anything is buffered for the frame. A frame that
 // lies in one chunk is returned as a zero-copy slice of it. One that spans chunks is assembled in a
-// buffer from the owner's MemoryPool (which the owner releases when done with the frame): once a
+// buffer from the owner's FrameAllocator (the broker's MemoryPool, which the broker releases when done
+// with the frame; the client's, which asks for huge pages for large responses): once a
 // quarter of its bytes have arrived, the buffer is taken and every later chunk is copied into it as it
 // comes in, while still in the CPU's cache, so the last chunk does not leave megabytes to copy. Never
 // more than 4× the bytes actually received is allocated for a frame, whatever its size prefix says.
 // A caller that reads into one reused buffer (the client) pushes its chunks as volatile: frames and
 // kept bytes are then copies, never views of that buffer.
 
-import type { MemoryPool } from "../common/memory-pool.js";
+/** Where frames that span chunks get their buffers: the broker's MemoryPool, or the client's allocator. */
+export interface FrameAllocator {
+  allocate(size: number): Buffer;
+}
 
 const EMPTY = Buffer.alloc(0);
 
@@ -46,7 +50,7 @@ export class FrameReader {
 
   constructor(
     private readonly maxBytes: number,
-    private readonly pool?: MemoryPool,
+    private readonly allocator?: FrameAllocator,
   ) {}
 
   /** Bytes received but not yet returned as frames. */
@@ -123,7 +127,7 @@ export class FrameReader {
   }
 
   private allocate(n: number): Buffer {
-    return this.pool ? this.pool.allocate(n) : Buffer.allocUnsafe(n);
+    return this.allocator ? this.allocator.allocate(n) : Buffer.allocUnsafe(n);
   }
 
   private peekInt32(): number {
