@@ -130,8 +130,8 @@ export class Fetcher {
    * partitions (fetch.max.bytes, or max.partition.fetch.bytes per partition when that is less). The
    * application then works through one response while the next is in flight, as Kafka's consumer does
    * by not fetching partitions that still have data buffered. Buffering more only keeps more memory live
-   * and makes fresh pages to fault in: bounded by fetch.max.bytes (50 MiB) instead, consumer-perf-test's
-   * RSS was 235 MB rather than 189 MB and its throughput 8 % lower (docs/benchmarks.md).
+   * and makes fresh pages to fault in: bounded by fetch.max.bytes (50 MiB) instead, consumer-perf-test
+   * ran 14 % slower with an RSS of 242 MB instead of 178 MB (docs/benchmarks.md).
    */
   private bufferLimit(fetchablePartitions: number): number {
     return Math.min(this.config.fetchMaxBytes, fetchablePartitions * this.config.maxPartitionFetchBytes);

@@ -65,8 +65,8 @@ const READ_BUFFER_BYTES = 1024 * 1024;
 /**
  * Buffers for responses that span reads. Those of at least two huge pages (large Fetch responses) get
  * transparent huge pages before they are filled: a consumer reading hundreds of MB/s otherwise spends
- * much of its time faulting in fresh 4 KiB pages (8 % more consumer-perf-test throughput and a third fewer
- * page faults on the bench, docs/benchmarks.md). Nothing changes where THP is off ("never").
+ * much of its time faulting in fresh 4 KiB pages (consumer-perf-test: 8 % faster, a third fewer page
+ * faults; docs/benchmarks.md). Nothing changes where THP is off ("never").
  */
 export const RESPONSE_FRAMES: FrameAllocator = {
   allocate(size: number): Buffer {
