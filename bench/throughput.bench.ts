@@ -16,13 +16,18 @@
 //    Kafka-format summary line;
 // 5. consume: `tributary consumer-perf-test --messages N` on the same topic; fetch.MB.sec and fetch.nMsg.sec
 //    from its CSV (the group join, rebalance.time.ms, is reported apart);
-// 6. latency: producer-perf-test with --throughput set to half the records/s of step 4 (the other topic,
+// 6. latency: producer-perf-test with --throughput set to half the records/s of step 4 (a topic per run,
 //    at most 30 s worth of records, the first fifth of them --warmup-records), twice: with the properties of
 //    step 4 (linger.ms=5) and with linger.ms=0 (what a latency-sensitive producer sets); the p50/p99 of the
 //    whole run and of the steady state after the warm-up;
 //    Before each of steps 4–6 a `sync` writes out what earlier phases left dirty in the page cache: with
 //    gigabytes dirty, the kernel's writeback throttling stalls appends for tens of milliseconds (measured:
 //    steady-state p99 11 ms on a clean page cache, 149 ms after a 3 GB dd), which is the earlier phase's cost;
+//    and before each latency run the topic the phase before wrote is deleted (each latency run writes its
+//    own): otherwise the page cache grows into memory this VM has never backed, a host fault per fresh
+//    4 KiB page inside the broker's appends (measured: steady-state avg 1.65 → 0.80 ms, p99 5 → 4 ms when
+//    2 GB written before are deleted first; docs/benchmarks.md). A long-running broker's page cache is
+//    full and recycles its pages, as here;
 // 7. during steps 4–6: broker and client CPU (utime + stime of /proc/<pid>/stat) and RSS, sampled every
 //    200 ms and taken over the interval the tool itself measured (its start-up and shutdown left out).
 // 8. idle memory, once that broker has stopped: a fresh broker, 10 topics × 100 partitions created with
@@ -35,7 +40,7 @@
 // step failed (the table then shows what was measured).
 
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -64,7 +69,8 @@ const USAGE = "usage: throughput.bench [--records N] [--no-append]";
 const RECORD_SIZE = 1024;
 const PARTITIONS = 8;
 const TOPIC = "bench-throughput";
-const LATENCY_TOPIC = "bench-latency";
+/** Each latency run writes a topic of its own: bench-latency-linger5, bench-latency-linger0. */
+const latencyTopic = (lingerMs: number): string => `bench-latency-linger${lingerMs}`;
 const PRODUCER_PROPS = ["acks=1", "batch.size=1048576", "linger.ms=5"];
 /** linger.ms of the two latency runs: the throughput run's, and none. */
 const LATENCY_LINGERS = [5, 0] as const;
@@ -181,6 +187,30 @@ function missingPrerequisites(): string | undefined {
 }
 
 // ---- Tributary's tools ----
+
+/**
+ * Deletes a topic written by an earlier phase and waits until its partition directories are gone, so the
+ * pages that cached its files are free again and the next phase's appends reuse them.
+ */
+async function deleteTopic(broker: BrokerHarness, topic: string): Promise<void> {
+  const { cmd, argv } = tributaryCommand(DIST, [
+    "topics",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--delete",
+    "--topic",
+    topic,
+  ]);
+  const r = await spawnChild(cmd, argv, { timeoutMs: 30_000, cwd: REPO }).done;
+  if (r.code !== 0)
+    throw new Error(`tributary topics --delete --topic ${topic}: exit ${r.code} (${tail(r)})`);
+  const deadline = Date.now() + 30_000;
+  while (readdirSync(broker.logDir).some((d) => d.startsWith(`${topic}-`))) {
+    if (Date.now() > deadline)
+      throw new Error(`the partition directories of ${topic} were not removed in 30 s`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
 
 async function createTopic(bootstrap: string, topic: string): Promise<void> {
   const { cmd, argv } = tributaryCommand(DIST, [
@@ -429,7 +459,7 @@ async function tributaryPhases(f: Figures): Promise<void> {
       `target ≤ 1 s: ${met(f.startMs, (x) => x <= 1000)}`,
     );
     await createTopic(broker.bootstrap, TOPIC);
-    await createTopic(broker.bootstrap, LATENCY_TOPIC);
+    await createTopic(broker.bootstrap, latencyTopic(LATENCY_LINGERS[0]));
     f.idleRssKiB = rssKiB(broker.pid!);
     row(`broker RSS, idle with 2 topics × ${PARTITIONS} partitions`, mib(f.idleRssKiB));
 
@@ -484,14 +514,19 @@ async function tributaryPhases(f: Figures): Promise<void> {
       const n = Math.min(records, half * LATENCY_SECONDS);
       const warmup = Math.floor(n * WARMUP_SHARE);
       f.latencyTarget = half;
+      let written = TOPIC;
       for (const linger of LATENCY_LINGERS) {
+        const topic = latencyTopic(linger);
         console.log(
           `  running producer-perf-test --num-records ${n} --warmup-records ${warmup} --throughput ${half} (linger.ms=${linger})`,
         );
         try {
+          await deleteTopic(broker, written);
+          if (linger !== LATENCY_LINGERS[0]) await createTopic(broker.bootstrap, topic);
+          written = topic;
           const phase = await sampled(
             broker,
-            produceArgs(broker.bootstrap, LATENCY_TOPIC, n, half, {
+            produceArgs(broker.bootstrap, topic, n, half, {
               warmupRecords: warmup,
               lingerMs: linger,
             }),
@@ -584,7 +619,8 @@ const SECTION_INTRO = `
   group.initial.rebalance.delay.ms that is 3 s of no fetching), and producer-perf-test at half the
   measured records/s for the p50/p99 latency, with the first fifth of its records \`--warmup-records\`
   (Kafka's KIP-1052 flag: the steady-state summary leaves them out), once with linger.ms=5 and once with
-  linger.ms=0; then a fresh broker's RSS 10 s after creating 10 topics × 100 partitions. Broker and client CPU (utime + stime) and RSS are sampled
+  linger.ms=0, each into a topic of its own after the topic written before it is deleted (since 23:40 UTC:
+  see "Latency and the page cache's growth"); then a fresh broker's RSS 10 s after creating 10 topics × 100 partitions. Broker and client CPU (utime + stime) and RSS are sampled
   from /proc every 200 ms and taken over the interval each tool measured itself (its start-up and
   shutdown left out).
 - redis-benchmark 7.0 neither substitutes \`__data__\` nor applies \`-d\` in a custom command (it would
