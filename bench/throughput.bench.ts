@@ -619,10 +619,11 @@ const SECTION_INTRO = `
   group.initial.rebalance.delay.ms that is 3 s of no fetching), and producer-perf-test at half the
   measured records/s for the p50/p99 latency, with the first fifth of its records \`--warmup-records\`
   (Kafka's KIP-1052 flag: the steady-state summary leaves them out), once with linger.ms=5 and once with
-  linger.ms=0, each into a topic of its own after the topic written before it is deleted (since 2026-11-29 23:30 UTC:
-  see "Latency and the page cache's growth"); then a fresh broker's RSS 10 s after creating 10 topics × 100 partitions. Broker and client CPU (utime + stime) and RSS are sampled
-  from /proc every 200 ms and taken over the interval each tool measured itself (its start-up and
-  shutdown left out).
+  linger.ms=0, each into a topic of its own after the topic written before it is deleted (since
+  2026-11-29 23:30 UTC: see "Latency and the page cache's growth"); then a fresh broker's RSS 10 s after
+  creating 10 topics × 100 partitions. Broker and client CPU (utime + stime) and RSS are sampled from
+  /proc every 200 ms and taken over the interval each tool measured itself (its start-up and shutdown
+  left out).
 - redis-benchmark 7.0 neither substitutes \`__data__\` nor applies \`-d\` in a custom command (it would
   store the 8 bytes "__data__"), so the 1 KiB value is given literally and the bench checks the stored
   entries (count and value length).

@@ -137,7 +137,7 @@ test("adviseHugePages: whole huge pages inside a large Buffer become transparent
     "(() => { const b = Buffer.allocUnsafe(size); adviseHugePages(b); return b; })()",
     16 << 20,
   );
-  assert.ok(gained >= 14 * 1024, `advised: ${gained} KiB in huge pages`);
+  assert.ok(gained >= 14 * 1024, `advised: ${gained} KiB in huge pages (no free 2 MiB pages left?)`);
   const frame = hugePagesGained("RESPONSE_FRAMES.allocate(size)", 16 << 20);
   assert.ok(frame >= 14 * 1024, `a 16 MiB response frame: ${frame} KiB in huge pages`);
   if (mode === "madvise") {

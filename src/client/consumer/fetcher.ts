@@ -6,8 +6,8 @@
 // data) can be in flight meanwhile; no fetch is sent while a response's worth of data is buffered.
 // Control batches are skipped; with read_committed, batches of aborted transactions (the response's
 // abortedTransactions) are dropped; a partial batch at the end of a partition's data is left for the
-// next fetch. OFFSET_OUT_OF_RANGE schedules the auto.offset.reset
-// (or fails poll() with "none"); errors meaning stale metadata ask for a metadata refresh.
+// next fetch. OFFSET_OUT_OF_RANGE schedules the auto.offset.reset (or fails poll() with "none"); errors
+// meaning stale metadata ask for a metadata refresh.
 
 import { Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
