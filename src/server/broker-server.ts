@@ -318,7 +318,10 @@ export class KafkaServer {
       this.metrics.start(this.scheduler);
       if (config.metricsHttpListener !== null) {
         const server = new MetricsHttpServer(config.metricsHttpListener, () => this.metrics.scrape());
-        if (await server.start()) this.metricsServer = server;
+        if (await server.start()) {
+          this.metricsServer = server;
+          this.metrics.runtime.start();
+        }
       }
       this.state = "Running";
       this.enableProcessing();

@@ -10,7 +10,8 @@
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
 // - kafka.server:type=KafkaServer — BrokerState;
-// - process_* (process-metrics.ts).
+// - process_* (process-metrics.ts);
+// - nodejs_gc_* and nodejs_eventloop_lag_* (runtime-metrics.ts), while the endpoint serves them.
 // The parts are read through getters: they may not exist yet (startup) or any more (shutdown).
 
 import type { MetricFamily, Sample } from "../../common/metrics/exposition.js";
@@ -23,6 +24,7 @@ import type { ReplicaManager } from "../replication/replica-manager.js";
 import { BrokerTopicStats } from "./broker-topic-stats.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
+import { RuntimeMetrics } from "./runtime-metrics.js";
 
 /** Kafka's BrokerState values (kafka.server:type=KafkaServer,name=BrokerState). */
 export const BROKER_STATE = {
@@ -52,6 +54,8 @@ export class BrokerMetrics {
   readonly registry: MetricsRegistry;
   readonly brokerTopicStats: BrokerTopicStats;
   readonly requestMetrics: RequestMetrics;
+  /** GC and event-loop delay; started by whoever serves the metrics (it runs a 10 ms timer). */
+  readonly runtime = new RuntimeMetrics();
 
   constructor(readonly time: Time) {
     this.registry = new MetricsRegistry(time);
@@ -83,6 +87,7 @@ export class BrokerMetrics {
       ),
     ]);
     r.register(() => collectProcessMetrics(this.time));
+    r.register(() => this.runtime.collect());
   }
 
   start(scheduler: Scheduler): void {
@@ -91,6 +96,7 @@ export class BrokerMetrics {
 
   stop(): void {
     this.registry.stop();
+    this.runtime.stop();
   }
 
   scrape(): string {

@@ -276,6 +276,37 @@ describe("Prometheus /metrics on a real broker", {
         : undefined,
     );
   });
+
+  test("the runtime's pauses: nodejs_gc_* counters by kind and nodejs_eventloop_lag_* gauges", async () => {
+    const s0 = await scrape(broker);
+    const startedAt = Date.now();
+    // 40 MB through the broker (kcat, 40,000 records of 1,000 bytes): beyond the 32 MiB of fresh socket-read
+    // buffers after which V8 runs a scavenge whatever its heap looks like.
+    const line = "g".repeat(1000);
+    await kcat(["-P", "-t", TOPIC, "-p", "2"], `${Array.from({ length: 40_000 }, () => line).join("\n")}\n`);
+    const s1 = await scrape(broker);
+    const elapsedSeconds = (Date.now() - startedAt) / 1000;
+    for (const kind of ["minor", "major", "incremental", "weakcb"]) {
+      assert.ok(value(s1, "nodejs_gc_runs_total", { kind }) >= value(s0, "nodejs_gc_runs_total", { kind }));
+    }
+    const runs =
+      value(s1, "nodejs_gc_runs_total", { kind: "minor" }) -
+      value(s0, "nodejs_gc_runs_total", { kind: "minor" });
+    const pause =
+      value(s1, "nodejs_gc_pause_seconds_total", { kind: "minor" }) -
+      value(s0, "nodejs_gc_pause_seconds_total", { kind: "minor" });
+    assert.ok(runs >= 1, `${runs} scavenges while 40 MB went through`);
+    assert.ok(pause > 0 && pause < elapsedSeconds, `${pause} s of scavenges in ${elapsedSeconds} s`);
+    assert.equal(s1.get("nodejs_gc_runs_total")?.type, "counter");
+    assert.equal(s1.get("nodejs_gc_pause_seconds_total")?.type, "counter");
+    // The loop delay since the previous scrape: a 10 ms timer's period, plus whatever held the loop up.
+    const lag = (q: string) => value(s1, `nodejs_eventloop_lag_${q}_seconds`);
+    assert.ok(lag("min") >= 0.005 && lag("min") <= lag("p50"), `min ${lag("min")}, p50 ${lag("p50")}`);
+    assert.ok(lag("p50") <= lag("p90") && lag("p90") <= lag("p99") && lag("p99") <= lag("max"));
+    assert.ok(lag("mean") >= lag("min") && lag("mean") <= lag("max") && lag("stddev") >= 0);
+    assert.ok(lag("max") < elapsedSeconds + 1, `max ${lag("max")} s`);
+    assert.equal(s1.get("nodejs_eventloop_lag_p99_seconds")?.type, "gauge");
+  });
 });
 
 describe("metrics.http.listener", { timeout: 60_000 }, () => {
