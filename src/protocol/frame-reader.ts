@@ -5,8 +5,8 @@
 // buffer from the owner's FrameAllocator (the broker's MemoryPool, which the broker releases when done
 // with the frame; the client's, which asks for huge pages for large responses): once a quarter of its
 // bytes have arrived, the buffer is taken and every later chunk is copied into it as it comes in, while
-// still in the CPU's cache, so the last chunk does not leave megabytes to copy. Never
-// more than 4× the bytes actually received is allocated for a frame, whatever its size prefix says.
+// still in the CPU's cache, so the last chunk does not leave megabytes to copy. Never more than 4× the
+// bytes actually received is allocated for a frame, whatever its size prefix says.
 // A caller that reads into one reused buffer (the client) pushes its chunks as volatile: frames and
 // kept bytes are then copies, never views of that buffer.
 

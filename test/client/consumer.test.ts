@@ -3,7 +3,7 @@
 // position; OFFSET_OUT_OF_RANGE with auto.offset.reset earliest, latest and none; partial trailing
 // batches (max.partition.fetch.bytes cutting batches) read exactly once; long polling; and the
 // incremental fetch session (KIP-227) driven over a real connection; prefetching stops once a
-// response's worth of data is buffered.
+// response's worth of data is buffered, and fetch sizes of 0 still make progress (one batch a fetch).
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -225,6 +225,20 @@ describe("KafkaConsumer", () => {
       const got = all.filter((r) => r.partition === p).map((r) => r.value?.toString());
       assert.deepEqual(got, values);
     }
+    await c.close();
+  });
+
+  test("max.partition.fetch.bytes=0 and fetch.max.bytes=0 (allowed, as in Kafka) still read every record", async () => {
+    const topic = "zero-fetch-sizes";
+    const values = Array.from({ length: 30 }, (_, i) => `z${i}`);
+    await produce(topic, 0, values, { "batch.size": "200", "linger.ms": "20" });
+    const c = consumer({ "max.partition.fetch.bytes": "0", "fetch.max.bytes": "0" });
+    c.assign([{ topic, partition: 0 }]);
+    const got = await pollN(c, 30, 15_000);
+    assert.deepEqual(
+      got.map((r) => r.value?.toString()),
+      values,
+    );
     await c.close();
   });
 

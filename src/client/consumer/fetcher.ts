@@ -131,10 +131,15 @@ export class Fetcher {
    * application then works through one response while the next is in flight, as Kafka's consumer does
    * by not fetching partitions that still have data buffered. Buffering more only keeps more memory live
    * and makes fresh pages to fault in: bounded by fetch.max.bytes (50 MiB) instead, consumer-perf-test
-   * ran 14 % slower with an RSS of 242 MB instead of 178 MB (docs/benchmarks.md).
+   * ran 14 % slower with an RSS of 242 MB instead of 178 MB (docs/benchmarks.md). At least one byte:
+   * with either setting 0 (allowed, as in Kafka; the broker still returns one batch) an empty buffer
+   * always fetches.
    */
   private bufferLimit(fetchablePartitions: number): number {
-    return Math.min(this.config.fetchMaxBytes, fetchablePartitions * this.config.maxPartitionFetchBytes);
+    return Math.max(
+      1,
+      Math.min(this.config.fetchMaxBytes, fetchablePartitions * this.config.maxPartitionFetchBytes),
+    );
   }
 
   private fetchFrom(node: number, states: PartitionState[]): void {
