@@ -3,7 +3,9 @@
 // position; OFFSET_OUT_OF_RANGE with auto.offset.reset earliest, latest and none; partial trailing
 // batches (max.partition.fetch.bytes cutting batches) read exactly once; long polling; and the
 // incremental fetch session (KIP-227) driven over a real connection; prefetching stops once a
-// response's worth of data is buffered, and fetch sizes of 0 still make progress (one batch a fetch).
+// response's worth of data is buffered, and fetch sizes of 0 still make progress (one batch a fetch);
+// pause()/resume(): a paused partition's records wait (those already fetched are kept and do not hold back
+// the other partitions), then arrive in order.
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -225,6 +227,52 @@ describe("KafkaConsumer", () => {
       const got = all.filter((r) => r.partition === p).map((r) => r.value?.toString());
       assert.deepEqual(got, values);
     }
+    await c.close();
+  });
+
+  test("pause/resume: a paused partition's fetched records wait, the others keep flowing, then it resumes in order", async () => {
+    const topic = "pausing";
+    const values = Array.from({ length: 300 }, (_, i) => `v${i}-${"s".repeat(500)}`);
+    await produce(topic, 0, values, { "batch.size": "5000", "linger.ms": "50" });
+    await produce(topic, 1, values, { "batch.size": "5000", "linger.ms": "50" });
+    const c = consumer({ "max.partition.fetch.bytes": "6000", "max.poll.records": "1" });
+    const [p0, p1] = [0, 1].map((partition) => ({ topic, partition }));
+    c.assign([p0, p1]);
+    // The first response carries a batch of each partition: p0's stays buffered while it is paused.
+    const first = await pollN(c, 1);
+    c.pause([p0]);
+    assert.deepEqual(c.paused(), [p0]);
+    const fromP1 = first.filter((r) => r.partition === 1);
+    const whilePaused: ConsumerRecord[] = [];
+    const deadline = Date.now() + 30_000;
+    while (fromP1.length < 300 && Date.now() < deadline) {
+      for (const r of await c.poll(500)) (r.partition === 1 ? fromP1 : whilePaused).push(r);
+    }
+    // p0's buffered bytes do not count against the prefetch bound: p1 is read to its end.
+    assert.equal(fromP1.length, 300, "every record of the partition not paused");
+    assert.deepEqual(
+      fromP1.map((r) => r.value?.toString()),
+      values,
+    );
+    for (let i = 0; i < 3; i++) whilePaused.push(...(await c.poll(200)));
+    assert.deepEqual(whilePaused, [], "nothing of the paused partition");
+    c.resume([p0]);
+    assert.deepEqual(c.paused(), []);
+    const fromP0 = [...first.filter((r) => r.partition === 0)];
+    fromP0.push(...(await pollN(c, 300 - fromP0.length, 30_000)));
+    assert.deepEqual(
+      fromP0.map((r) => [r.partition, Number(r.offset), r.value?.toString()]),
+      values.map((v, i) => [0, i, v]),
+    );
+    assert.throws(
+      () => c.pause([{ topic, partition: 7 }]),
+      (e: Error) =>
+        e.name === "IllegalStateException" && e.message === "No current assignment for partition pausing-7",
+    );
+    assert.throws(
+      () => c.resume([{ topic: "elsewhere", partition: 0 }]),
+      /No current assignment for partition elsewhere-0/,
+    );
     await c.close();
   });
 

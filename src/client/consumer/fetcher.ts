@@ -4,6 +4,8 @@
 // isolation.level. A partition's fetched bytes wait in the buffer as they came (batches are bytes) and
 // are decoded batch by batch as poll() takes records, so the next fetch (from the end of the buffered
 // data) can be in flight meanwhile; no fetch is sent while a response's worth of data is buffered.
+// Paused partitions are not fetched; their buffered records wait for resume() and do not count
+// against that bound.
 // Control batches are skipped; with read_committed, batches of aborted transactions (the response's
 // abortedTransactions) are dropped; a partial batch at the end of a partition's data is left for the
 // next fetch. OFFSET_OUT_OF_RANGE schedules the auto.offset.reset (or fails poll() with "none"); errors
@@ -70,9 +72,9 @@ export class Fetcher {
     private readonly subscriptions: SubscriptionState,
   ) {}
 
-  /** Resolves when a fetch completes (or after `ms`). */
+  /** Resolves when a fetch completes (or after `ms`), at once when records poll() may return are buffered. */
   waitForData(ms: number): Promise<void> {
-    if (this.buffered.length > 0 || this.pendingError) return Promise.resolve();
+    if (this.hasBufferedData || this.pendingError) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => done(), ms);
       const done = (): void => {
@@ -87,8 +89,21 @@ export class Fetcher {
     for (const w of this.waiters.splice(0)) w();
   }
 
+  /** Ends a waitForData() now (a partition was resumed: its buffered records may be returned). */
+  wakeup(): void {
+    this.notify();
+  }
+
+  /** Whether records of a partition that is not paused are buffered. */
   get hasBufferedData(): boolean {
-    return this.buffered.length > 0;
+    return this.buffered.some((cf) => !cf.state.paused);
+  }
+
+  /** Buffered bytes of paused partitions: they wait for resume() and do not hold back other fetches. */
+  private pausedBufferedBytes(): number {
+    let bytes = 0;
+    for (const cf of this.buffered) if (cf.state.paused) bytes += cf.records.length;
+    return bytes;
   }
 
   takeError(): Error | undefined {
@@ -121,13 +136,13 @@ export class Fetcher {
       }
       list.push(s);
     }
-    if (this.bufferedBytes >= this.bufferLimit(fetchable)) return;
+    if (this.bufferedBytes - this.pausedBufferedBytes() >= this.bufferLimit(fetchable)) return;
     for (const [node, states] of byNode) this.fetchFrom(node, states);
   }
 
   /**
-   * Buffered bytes at which no further fetch is sent: the most one response can carry for the fetchable
-   * partitions (fetch.max.bytes, or max.partition.fetch.bytes per partition when that is less). The
+   * Buffered bytes (of partitions not paused) at which no further fetch is sent: the most one response can
+   * carry for the fetchable partitions (fetch.max.bytes, or max.partition.fetch.bytes per partition when that is less). The
    * application then works through one response while the next is in flight, as Kafka's consumer does
    * by not fetching partitions that still have data buffered. Buffering more only keeps more memory live
    * and makes fresh pages to fault in: bounded by fetch.max.bytes (50 MiB) instead, consumer-perf-test
@@ -318,14 +333,19 @@ export class Fetcher {
     return { bytes, next };
   }
 
-  /** Up to `max` records from the buffer, advancing positions. */
+  /** Up to `max` records from the buffer, advancing positions; paused partitions' records stay. */
   collect(max: number): ConsumerRecord[] {
     const out: ConsumerRecord[] = [];
-    while (out.length < max && this.buffered.length > 0) {
-      const cf = this.buffered[0];
+    let i = 0;
+    while (out.length < max && i < this.buffered.length) {
+      const cf = this.buffered[i];
       const s = cf.state;
       if (cf.seekEpoch !== s.seekEpoch || this.subscriptions.get(s.topic, s.partition) !== s) {
-        this.dropFirst();
+        this.dropAt(i);
+        continue;
+      }
+      if (s.paused) {
+        i++;
         continue;
       }
       if (cf.current !== undefined && cf.currentIndex < cf.current.length) {
@@ -346,7 +366,7 @@ export class Fetcher {
         continue;
       }
       if (cf.pos >= cf.records.length) {
-        this.dropFirst();
+        this.dropAt(i);
         continue;
       }
       this.nextBatch(cf);
@@ -354,8 +374,8 @@ export class Fetcher {
     return out;
   }
 
-  private dropFirst(): void {
-    const cf = this.buffered.shift()!;
+  private dropAt(i: number): void {
+    const [cf] = this.buffered.splice(i, 1);
     this.bufferedBytes -= cf.records.length;
   }
 

@@ -1,10 +1,10 @@
 // KafkaConsumer: Tributary's consumer client (Kafka's KafkaConsumer): assign() or, with a group.id,
 // subscribe() (partitions from the group's rebalances, through the ConsumerCoordinator), seek(),
-// seekToBeginning()/seekToEnd(), position(), poll(timeoutMs) → records, commitSync()/commitAsync()/
-// committed(), groupMetadata(), unsubscribe(), close() (commits with enable.auto.commit, then leaves the
-// group). A partition without a position starts at its committed offset (with a group.id), else per
-// auto.offset.reset (ListOffsets earliest/latest; "none" makes poll() fail); the Fetcher does the
-// fetching in incremental fetch sessions.
+// seekToBeginning()/seekToEnd(), position(), pause()/resume()/paused(), poll(timeoutMs) → records,
+// commitSync()/commitAsync()/committed(), groupMetadata(), unsubscribe(), close() (commits with
+// enable.auto.commit, then leaves the group). A partition without a position starts at its committed
+// offset (with a group.id), else per auto.offset.reset (ListOffsets earliest/latest; "none" makes poll()
+// fail); the Fetcher does the fetching in incremental fetch sessions.
 //
 //   const consumer = new KafkaConsumer({ "bootstrap.servers": "127.0.0.1:9092", "group.id": "g" });
 //   consumer.subscribe(["orders"]);                      // or consumer.assign([{ topic: "orders", partition: 0 }])
@@ -202,6 +202,30 @@ export class KafkaConsumer {
 
   assignment(): TopicPartition[] {
     return this.subscriptions.assignment();
+  }
+
+  /**
+   * Stops fetching from these partitions: poll() returns none of their records until resume(); records
+   * already fetched for them wait in the buffer. Causes no rebalance, and a rebalance unpauses what it
+   * assigns again (Kafka's pause). Throws IllegalStateException "No current assignment for partition …"
+   * for a partition not assigned (those before it in the list are paused, as in Kafka).
+   */
+  pause(partitions: readonly TopicPartition[]): void {
+    this.checkOpen();
+    for (const tp of partitions) this.subscriptions.setPaused(tp.topic, tp.partition, true);
+  }
+
+  /** Fetches these paused partitions again (Kafka's resume); IllegalStateException as pause() throws. */
+  resume(partitions: readonly TopicPartition[]): void {
+    this.checkOpen();
+    for (const tp of partitions) this.subscriptions.setPaused(tp.topic, tp.partition, false);
+    // A poll() waiting meanwhile (another async caller) gets their buffered records at once.
+    this.fetcher.wakeup();
+  }
+
+  /** The partitions paused with pause() and still assigned (Kafka's paused()). */
+  paused(): TopicPartition[] {
+    return this.subscriptions.pausedPartitions();
   }
 
   /** The next poll() returns records from `offset` of this partition. */

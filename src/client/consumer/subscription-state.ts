@@ -5,7 +5,10 @@
 // partitions come from assign() (USER_ASSIGNED) or, for subscribe() (AUTO_TOPICS), from the group
 // coordinator on each rebalance; the two are exclusive, with Kafka's IllegalStateException. A newly
 // assigned partition is "initializing" until the committed offsets were looked up for it (with a
-// group.id), so they win over auto.offset.reset.
+// group.id), so they win over auto.offset.reset. A partition may be paused (pause()/resume()): it stays
+// assigned, with its position, but is not fetched and poll() returns none of its records. A group
+// rebalance (eager: every partition is revoked first) brings partitions back unpaused; Kafka's javadoc
+// warns of the same ("Rebalance will not preserve the pause/resume state").
 
 import type { TopicPartition } from "../../common/topic-partition.js";
 
@@ -128,12 +131,27 @@ export class SubscriptionState {
     return this.states.get(tpKey(topic, partition));
   }
 
+  /** The state of an assigned partition; Kafka's IllegalStateException for one that is not. */
   require(topic: string, partition: number): PartitionState {
     const s = this.get(topic, partition);
     if (s === undefined) {
-      throw new Error(`No current assignment for partition ${topic}-${partition}`);
+      throw new IllegalStateException(`No current assignment for partition ${topic}-${partition}`);
     }
     return s;
+  }
+
+  /** pause() / resume() of one assigned partition (Kafka's SubscriptionState.pause / resume). */
+  setPaused(topic: string, partition: number, paused: boolean): void {
+    this.require(topic, partition).paused = paused;
+  }
+
+  /** The paused partitions among those assigned. */
+  pausedPartitions(): TopicPartition[] {
+    const out: TopicPartition[] = [];
+    for (const s of this.states.values()) {
+      if (s.paused) out.push({ topic: s.topic, partition: s.partition });
+    }
+    return out;
   }
 
   all(): IterableIterator<PartitionState> {
