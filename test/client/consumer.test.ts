@@ -1,8 +1,8 @@
 // KafkaConsumer against a real broker: what confluent-kafka (librdkafka) writes with every codec is read
 // back exactly (keys, values, headers, offsets, timestamps); assign/seek/seekToBeginning/seekToEnd/
 // position; OFFSET_OUT_OF_RANGE with auto.offset.reset earliest, latest and none; partial trailing
-// batches (max.partition.fetch.bytes cutting batches) read exactly once; long polling; and the
-// incremental fetch session (KIP-227) driven over a real connection; prefetching stops once a
+// batches (max.partition.fetch.bytes cutting batches) read exactly once; long polling; the incremental
+// fetch session (KIP-227) driven over a real connection; offsetsForTimes; prefetching stops once a
 // response's worth of data is buffered, and fetch sizes of 0 still make progress (one batch a fetch);
 // pause()/resume(): a paused partition's records wait (those already fetched are kept and do not hold back
 // the other partitions), then arrive in order.
@@ -150,6 +150,31 @@ describe("KafkaConsumer", () => {
     );
     assert.deepEqual(await c.endOffsets([tp]), new Map([["seeks-0", 6n]]));
     assert.deepEqual(await c.beginningOffsets([tp]), new Map([["seeks-0", 0n]]));
+    await c.close();
+  });
+
+  test("offsetsForTimes: the first offset at or after a time, with its timestamp; null past the end", async () => {
+    const topic = "times";
+    const p = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "0" });
+    for (const [i, ts] of [1000, 2000, 3000, 4000, 5000].entries()) {
+      await p.send({ topic, partition: 0, value: `t${i}`, timestamp: ts });
+    }
+    await p.close();
+    const c = consumer();
+    const found = await c.offsetsForTimes([
+      { topic, partition: 0, timestamp: 2500 },
+      { topic, partition: 1, timestamp: 0 },
+    ]);
+    assert.deepEqual(found.get(`${topic}-0`), { offset: 2n, timestamp: 3000n, leaderEpoch: 0 });
+    assert.equal(found.get(`${topic}-1`), null, "an empty partition has no such offset");
+    const edges = await c.offsetsForTimes([{ topic, partition: 0, timestamp: 0n }]);
+    assert.equal(edges.get(`${topic}-0`)?.offset, 0n);
+    const past = await c.offsetsForTimes([{ topic, partition: 0, timestamp: 5001 }]);
+    assert.equal(past.get(`${topic}-0`), null);
+    await assert.rejects(
+      c.offsetsForTimes([{ topic, partition: 0, timestamp: -1 }]),
+      /The target time for partition times-0 is -1\. The target time cannot be negative\./,
+    );
     await c.close();
   });
 

@@ -1,8 +1,8 @@
 // KafkaConsumer: Tributary's consumer client (Kafka's KafkaConsumer): assign() or, with a group.id,
 // subscribe() (partitions from the group's rebalances, through the ConsumerCoordinator), seek(),
-// seekToBeginning()/seekToEnd(), position(), pause()/resume()/paused(), poll(timeoutMs) → records,
-// commitSync()/commitAsync()/committed(), groupMetadata(), unsubscribe(), close() (commits with
-// enable.auto.commit, then leaves the group). A partition without a position starts at its committed
+// seekToBeginning()/seekToEnd(), position(), beginningOffsets()/endOffsets()/offsetsForTimes(),
+// pause()/resume()/paused(), poll(timeoutMs) → records, commitSync()/commitAsync()/committed(),
+// groupMetadata(), unsubscribe(), close() (commits with enable.auto.commit, then leaves the group). A partition without a position starts at its committed
 // offset (with a group.id), else per auto.offset.reset (ListOffsets earliest/latest; "none" makes poll()
 // fail); the Fetcher does the fetching in incremental fetch sessions.
 //
@@ -55,6 +55,14 @@ const NO_GROUP_ID =
 /** ListOffsets' special timestamps. */
 export const LATEST_TIMESTAMP = -1n;
 export const EARLIEST_TIMESTAMP = -2n;
+
+/** What offsetsForTimes finds for a partition (Kafka's OffsetAndTimestamp). */
+export interface OffsetAndTimestamp {
+  offset: bigint;
+  timestamp: bigint;
+  /** The leader epoch of the record at that offset, -1 when the broker did not say. */
+  leaderEpoch: number;
+}
 
 export class KafkaConsumer {
   readonly config: ConsumerConfig;
@@ -277,6 +285,31 @@ export class KafkaConsumer {
     return this.listOffsets(partitions, LATEST_TIMESTAMP);
   }
 
+  /**
+   * Per partition, the earliest offset whose record timestamp is at or after the given one, with that
+   * record's timestamp (Kafka's offsetsForTimes); null for a partition with no such record (all older, or
+   * none visible yet). Keyed `topic-partition`. Kafka's IllegalArgumentException for a negative time.
+   */
+  async offsetsForTimes(
+    targets: ReadonlyArray<TopicPartition & { readonly timestamp: bigint | number }>,
+  ): Promise<Map<string, OffsetAndTimestamp | null>> {
+    this.checkOpen();
+    for (const t of targets) {
+      if (BigInt(t.timestamp) < 0n) {
+        throw new RangeError(
+          `The target time for partition ${t.topic}-${t.partition} is ${t.timestamp}. The target time cannot be negative.`,
+        );
+      }
+    }
+    const found = await this.listOffsetsAt(targets.map((t) => ({ ...t, timestamp: BigInt(t.timestamp) })));
+    const out = new Map<string, OffsetAndTimestamp | null>();
+    for (const t of targets) {
+      const f = found.get(`${t.topic}-${t.partition}`);
+      out.set(`${t.topic}-${t.partition}`, f === undefined || f.offset < 0n ? null : f);
+    }
+    return out;
+  }
+
   /** The high watermark of the last fetch of a partition (-1 before one). */
   highWatermark(tp: TopicPartition): bigint {
     return this.subscriptions.require(tp.topic, tp.partition).highWatermark;
@@ -379,13 +412,24 @@ export class KafkaConsumer {
     }
   }
 
-  /** ListOffsets for partitions, to their leaders, retried on retriable errors. Keyed `topic-partition`. */
+  /** ListOffsets of one timestamp for partitions. Keyed `topic-partition`. */
   private async listOffsets(
     partitions: readonly TopicPartition[],
     timestamp: bigint,
   ): Promise<Map<string, bigint>> {
+    const found = await this.listOffsetsAt(partitions.map((tp) => ({ ...tp, timestamp })));
     const out = new Map<string, bigint>();
-    let todo = [...partitions];
+    for (const [k, v] of found) out.set(k, v.offset);
+    return out;
+  }
+
+  /** ListOffsets, to the partitions' leaders, retried on retriable errors. Keyed `topic-partition`. */
+  private async listOffsetsAt(
+    targets: ReadonlyArray<TopicPartition & { readonly timestamp: bigint }>,
+  ): Promise<Map<string, OffsetAndTimestamp>> {
+    const out = new Map<string, OffsetAndTimestamp>();
+    const timestamps = new Map(targets.map((t) => [`${t.topic}-${t.partition}`, t.timestamp]));
+    let todo: TopicPartition[] = targets.map((t) => ({ topic: t.topic, partition: t.partition }));
     await this.cluster.withRetries("ListOffsets", async () => {
       const missingLeader = todo.some((tp) => this.cluster.leaderFor(tp.topic, tp.partition) === undefined);
       if (missingLeader) await this.cluster.refreshMetadata([...new Set(todo.map((tp) => tp.topic))]);
@@ -424,7 +468,7 @@ export class KafkaConsumer {
             partitions: ps.map((partitionIndex) => ({
               partitionIndex,
               currentLeaderEpoch: -1,
-              timestamp,
+              timestamp: timestamps.get(`${name}-${partitionIndex}`)!,
               maxNumOffsets: 1,
             })),
           })),
@@ -433,7 +477,11 @@ export class KafkaConsumer {
         for (const t of res.topics) {
           for (const p of t.partitions) {
             if (p.errorCode === ErrorCode.NONE) {
-              out.set(`${t.name}-${p.partitionIndex}`, p.offset);
+              out.set(`${t.name}-${p.partitionIndex}`, {
+                offset: p.offset,
+                timestamp: p.timestamp,
+                leaderEpoch: p.leaderEpoch,
+              });
               continue;
             }
             const e = new KafkaClientError(p.errorCode, `ListOffsets for ${t.name}-${p.partitionIndex}`);
