@@ -6,10 +6,15 @@
 //   OfflineReplicaCount, UnderMinIsrPartitionCount, AtMinIsrPartitionCount;
 // - kafka.controller:type=KafkaController — ActiveControllerCount, OfflinePartitionsCount,
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
+// - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount, UnderMinIsr,
+//   AtMinIsr, ReplicasCount, LastStableOffsetLag (partition-metrics.ts);
 // - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments;
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
-// - kafka.server:type=KafkaServer — BrokerState;
+// - kafka.server:type=KafkaServer — BrokerState, linux-disk-read-bytes / linux-disk-write-bytes
+//   (linux-io-metrics.ts);
+// - NetworkProcessorAvgIdlePercent and RequestHandlerAvgIdlePercent: the event loop's idle fraction
+//   (idle-metrics.ts);
 // - process_* (process-metrics.ts);
 // - nodejs_gc_* and nodejs_eventloop_lag_* (runtime-metrics.ts), while the endpoint serves them.
 // The parts are read through getters: they may not exist yet (startup) or any more (shutdown).
@@ -22,6 +27,9 @@ import type { LogManager } from "../../storage/log-manager.js";
 import type { MetadataCache } from "../metadata/metadata-cache.js";
 import type { ReplicaManager } from "../replication/replica-manager.js";
 import { BrokerTopicStats } from "./broker-topic-stats.js";
+import { IdleMetrics } from "./idle-metrics.js";
+import { collectLinuxIoMetrics } from "./linux-io-metrics.js";
+import { partitionGauges } from "./partition-metrics.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { RuntimeMetrics } from "./runtime-metrics.js";
@@ -56,6 +64,7 @@ export class BrokerMetrics {
   readonly requestMetrics: RequestMetrics;
   /** GC and event-loop delay; started by whoever serves the metrics (it runs a 10 ms timer). */
   readonly runtime = new RuntimeMetrics();
+  private readonly idle = new IdleMetrics();
 
   constructor(readonly time: Time) {
     this.registry = new MetricsRegistry(time);
@@ -74,6 +83,7 @@ export class BrokerMetrics {
     r.register(() => this.brokerTopicStats.collect());
     r.register(() => this.requestMetrics.collect());
     r.register(() => replicaManagerGauges(sources.replicaManager()));
+    r.register(() => partitionGauges(sources.replicaManager()));
     r.register(() => controllerGauges(sources.isActiveController(), sources.metadata()));
     r.register(() => logGauges(sources.logManager()));
     r.register(() => [
@@ -86,6 +96,8 @@ export class BrokerMetrics {
         })),
       ),
     ]);
+    r.register(() => this.idle.collect());
+    r.register(() => collectLinuxIoMetrics());
     r.register(() => collectProcessMetrics(this.time));
     r.register(() => this.runtime.collect());
   }
@@ -112,7 +124,6 @@ function replicaManagerGauges(rm: ReplicaManager | undefined): MetricFamily[] {
   let underMinIsr = 0;
   let atMinIsr = 0;
   if (rm !== undefined) {
-    const minIsr = rm.config.minInsyncReplicas;
     for (const p of rm.allPartitions()) {
       partitions++;
       if (p.log === undefined) offline++;
@@ -120,7 +131,7 @@ function replicaManagerGauges(rm: ReplicaManager | undefined): MetricFamily[] {
       leaders++;
       const isr = p.isr.length;
       if (isr < p.assignment.length) underReplicated++;
-      const min = minIsr === undefined ? 1 : typeof minIsr === "number" ? minIsr : minIsr(p.topic);
+      const min = p.minIsr();
       if (isr < min) underMinIsr++;
       else if (isr === min) atMinIsr++;
     }

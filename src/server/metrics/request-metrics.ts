@@ -12,8 +12,9 @@
 // LocalTimeMs / RemoteTimeMs / ThrottleTimeMs / ResponseQueueTimeMs are not reported: handlers are not
 // split into local work and purgatory wait, there are no quotas, and a response is written as soon as it
 // exists.
-// Exported as the JMX exporter's rules name them: kafka_network_requestmetrics_requests_total{request,version}
-// and the summaries kafka_network_requestmetrics_totaltimems{request,quantile} (+ _count, _sum).
+// Exported as the JMX exporter's rules name and type them: kafka_network_requestmetrics_requests_total
+// {request,version} (counter), kafka_network_requestmetrics_totaltimems{request,quantile} (gauge) with
+// …_totaltimems_count{request} (counter), plus …_totaltimems_sum{request} (counter, Tributary's).
 
 import type { MetricFamily, Sample } from "../../common/metrics/exposition.js";
 import { type Histogram, YAMMER_QUANTILES } from "../../common/metrics/histogram.js";
@@ -140,17 +141,27 @@ export class RequestMetrics {
         samples: requests,
       },
     ];
+    // As the exporter's rules type them: the percentiles a gauge, Count a counter (`_count`); `_sum` is
+    // Tributary's, a counter too. Not a Prometheus summary: Prometheus 3 rewrites a summary's quantile
+    // label values ("0.50" → "0.5"), which would break queries written for Kafka's exporter output.
     for (const [family, help, histogram] of HISTOGRAMS) {
-      const samples: Sample[] = [];
+      const quantiles: Sample[] = [];
+      const sums: Sample[] = [];
+      const counts: Sample[] = [];
       for (const request of names) {
         const h = histogram(this.byName.get(request)!);
         const values = h.quantiles(YAMMER_QUANTILES);
         for (let i = 0; i < values.length; i++)
-          samples.push({ labels: { request, quantile: QUANTILE_LABELS[i] }, value: values[i] });
-        samples.push({ suffix: "_sum", labels: { request }, value: h.sum });
-        samples.push({ suffix: "_count", labels: { request }, value: h.count });
+          quantiles.push({ labels: { request, quantile: QUANTILE_LABELS[i] }, value: values[i] });
+        sums.push({ labels: { request }, value: h.sum });
+        counts.push({ labels: { request }, value: h.count });
       }
-      families.push({ name: `kafka_network_requestmetrics_${family}`, help, type: "summary", samples });
+      const name = `kafka_network_requestmetrics_${family}`;
+      families.push(
+        { name, help: `${help}, by percentile`, type: "gauge", samples: quantiles },
+        { name: `${name}_count`, help: `${help}: requests recorded`, type: "counter", samples: counts },
+        { name: `${name}_sum`, help: `${help}: sum of the times, ms`, type: "counter", samples: sums },
+      );
     }
     return families;
   }

@@ -1,8 +1,9 @@
 // RuntimeMetrics: the Node runtime's own pauses, under the names Node's Prometheus exporters use (a
 // broker on the JVM gets jvm_gc_* from the JMX exporter; this one runs on V8):
-// - nodejs_gc_runs_total{kind} and nodejs_gc_pause_seconds_total{kind} (prometheus-gc-stats' names):
-//   garbage collections and the time the event loop stood still in them, by V8's kind — "minor"
-//   (scavenge), "major" (mark-compact), "incremental" (marking steps), "weakcb" (weak callbacks);
+// - nodejs_gc_runs_total{gctype} and nodejs_gc_pause_seconds_total{gctype} (prometheus-gc-stats' names
+//   and label, with the gctype values Node's v8.GCProfiler gives it): garbage collections and the time
+//   the event loop stood still in them, by V8's GC type — "Scavenge" (young generation),
+//   "MarkSweepCompact" (full), "IncrementalMarking" (marking steps), "ProcessWeakCallbacks";
 // - nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}_seconds (prom-client's names and values):
 //   the time between the runs of a 10 ms timer, over the interval since the previous scrape (then reset,
 //   as prom-client does) — 10 ms on an idle loop, more by however long the loop was busy or blocked.
@@ -17,12 +18,15 @@ import {
 } from "node:perf_hooks";
 import type { MetricFamily } from "../../common/metrics/exposition.js";
 
-/** V8's GC kinds as perf_hooks reports them (entry.detail.kind), by the label prometheus exporters use. */
+/**
+ * V8's GC types as perf_hooks reports them (entry.detail.kind, V8's GCType bits), by the names
+ * v8.GCProfiler gives them — the `gctype` label values of prometheus-gc-stats.
+ */
 const GC_KINDS: ReadonlyMap<number, string> = new Map([
-  [constants.NODE_PERFORMANCE_GC_MINOR, "minor"],
-  [constants.NODE_PERFORMANCE_GC_MAJOR, "major"],
-  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "incremental"],
-  [constants.NODE_PERFORMANCE_GC_WEAKCB, "weakcb"],
+  [constants.NODE_PERFORMANCE_GC_MINOR, "Scavenge"],
+  [constants.NODE_PERFORMANCE_GC_MAJOR, "MarkSweepCompact"],
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "IncrementalMarking"],
+  [constants.NODE_PERFORMANCE_GC_WEAKCB, "ProcessWeakCallbacks"],
 ]);
 
 /** prom-client's default eventLoopMonitoringPrecision. */
@@ -66,17 +70,17 @@ export class RuntimeMetrics {
 
   collect(): MetricFamily[] {
     const byKind = (values: ReadonlyMap<string, number>) =>
-      [...values].map(([kind, value]) => ({ labels: { kind }, value }));
+      [...values].map(([gctype, value]) => ({ labels: { gctype }, value }));
     const families: MetricFamily[] = [
       {
         name: "nodejs_gc_runs_total",
-        help: "Garbage collections, by kind (minor = scavenge, major = mark-compact).",
+        help: "Garbage collections, by V8's GC type (Scavenge = young generation, MarkSweepCompact = full).",
         type: "counter",
         samples: byKind(this.runs),
       },
       {
         name: "nodejs_gc_pause_seconds_total",
-        help: "Seconds the event loop was paused by garbage collection, by kind.",
+        help: "Seconds the event loop was paused by garbage collection, by V8's GC type.",
         type: "counter",
         samples: byKind(this.pauseSeconds),
       },

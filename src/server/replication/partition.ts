@@ -117,6 +117,11 @@ export class Partition {
     return this._assignment;
   }
 
+  /** min.insync.replicas of the partition's topic (its override, else the broker's). */
+  minIsr(): number {
+    return this.minInsyncReplicas();
+  }
+
   get isLeader(): boolean {
     return this._leaderReplicaId === this.localBrokerId;
   }

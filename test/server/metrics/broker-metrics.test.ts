@@ -8,7 +8,7 @@
 // "" (disabled), a malformed value (ConfigException).
 
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -253,7 +253,30 @@ describe("Prometheus /metrics on a real broker", {
     assert.ok(Math.abs(value(s, "process_start_time_seconds") - Date.now() / 1000) < 600);
     assert.equal(s.get("process_cpu_seconds_total")?.type, "counter");
     assert.equal(s.get("kafka_server_replicamanager_partitioncount")?.type, "gauge");
-    assert.equal(s.get("kafka_network_requestmetrics_totaltimems")?.type, "summary");
+    // As the exporter types them (a Prometheus summary would get its quantile values rewritten).
+    assert.equal(s.get("kafka_network_requestmetrics_totaltimems")?.type, "gauge");
+    assert.equal(s.get("kafka_network_requestmetrics_totaltimems_count")?.type, "counter");
+    assert.equal(s.get("kafka_network_requestmetrics_totaltimems_sum")?.type, "counter");
+    // kafka.cluster:type=Partition, one set per hosted partition (all led here, replication factor 1).
+    const hosted = s.get("kafka_log_log_size")!.samples.map((x) => `${x.labels.topic}-${x.labels.partition}`);
+    assert.equal(hosted.length, 4);
+    const expected: Record<string, number> = {
+      underreplicated: 0,
+      insyncreplicascount: 1,
+      underminisr: 0,
+      atminisr: 1,
+      replicascount: 1,
+      laststableoffsetlag: 0,
+    };
+    for (const [gaugeName, v] of Object.entries(expected)) {
+      const f = s.get(`kafka_cluster_partition_${gaugeName}`);
+      assert.equal(f?.type, "gauge", gaugeName);
+      assert.deepEqual(
+        f.samples.map((x) => [`${x.labels.topic}-${x.labels.partition}`, x.value]),
+        hosted.map((tp) => [tp, v]),
+        gaugeName,
+      );
+    }
 
     // Three more raw connections show in connection-count, and leave it when closed.
     const labels = { listener: "PLAINTEXT", networkProcessor: "0" };
@@ -277,7 +300,35 @@ describe("Prometheus /metrics on a real broker", {
     );
   });
 
-  test("the runtime's pauses: nodejs_gc_* counters by kind and nodejs_eventloop_lag_* gauges", async () => {
+  test("LastStableOffsetLag follows an open transaction (KafkaJS transactional producer), then 0 once aborted", async () => {
+    const topic = "metrics-txn";
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: 1, replicationFactor: 1 }],
+      waitForLeaders: true,
+      timeout: 10_000,
+    });
+    const lag = async () =>
+      value(await scrape(broker), "kafka_cluster_partition_laststableoffsetlag", { topic, partition: "0" });
+    assert.equal(await lag(), 0);
+    const producer = kafka.producer({
+      transactionalId: "metrics-txn-producer",
+      maxInFlightRequests: 1,
+      idempotent: true,
+    });
+    await producer.connect();
+    try {
+      const txn = await producer.transaction();
+      await txn.send({ topic, messages: [{ value: "a" }, { value: "b" }, { value: "c" }] });
+      // The high watermark moved past the three records; the last stable offset stays before them.
+      assert.equal(await lag(), 3);
+      await txn.abort();
+      await waitFor("the lag back to 0 after the abort marker", 5000, async () => (await lag()) === 0);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  test("the runtime's pauses: nodejs_gc_* counters by gctype and nodejs_eventloop_lag_* gauges", async () => {
     const s0 = await scrape(broker);
     const startedAt = Date.now();
     // 40 MB through the broker (kcat, 40,000 records of 1,000 bytes): beyond the 32 MiB of fresh socket-read
@@ -286,15 +337,17 @@ describe("Prometheus /metrics on a real broker", {
     await kcat(["-P", "-t", TOPIC, "-p", "2"], `${Array.from({ length: 40_000 }, () => line).join("\n")}\n`);
     const s1 = await scrape(broker);
     const elapsedSeconds = (Date.now() - startedAt) / 1000;
-    for (const kind of ["minor", "major", "incremental", "weakcb"]) {
-      assert.ok(value(s1, "nodejs_gc_runs_total", { kind }) >= value(s0, "nodejs_gc_runs_total", { kind }));
+    for (const gctype of ["Scavenge", "MarkSweepCompact", "IncrementalMarking", "ProcessWeakCallbacks"]) {
+      assert.ok(
+        value(s1, "nodejs_gc_runs_total", { gctype }) >= value(s0, "nodejs_gc_runs_total", { gctype }),
+      );
     }
     const runs =
-      value(s1, "nodejs_gc_runs_total", { kind: "minor" }) -
-      value(s0, "nodejs_gc_runs_total", { kind: "minor" });
+      value(s1, "nodejs_gc_runs_total", { gctype: "Scavenge" }) -
+      value(s0, "nodejs_gc_runs_total", { gctype: "Scavenge" });
     const pause =
-      value(s1, "nodejs_gc_pause_seconds_total", { kind: "minor" }) -
-      value(s0, "nodejs_gc_pause_seconds_total", { kind: "minor" });
+      value(s1, "nodejs_gc_pause_seconds_total", { gctype: "Scavenge" }) -
+      value(s0, "nodejs_gc_pause_seconds_total", { gctype: "Scavenge" });
     assert.ok(runs >= 1, `${runs} scavenges while 40 MB went through`);
     assert.ok(pause > 0 && pause < elapsedSeconds, `${pause} s of scavenges in ${elapsedSeconds} s`);
     assert.equal(s1.get("nodejs_gc_runs_total")?.type, "counter");
@@ -306,6 +359,32 @@ describe("Prometheus /metrics on a real broker", {
     assert.ok(lag("mean") >= lag("min") && lag("mean") <= lag("max") && lag("stddev") >= 0);
     assert.ok(lag("max") < elapsedSeconds + 1, `max ${lag("max")} s`);
     assert.equal(s1.get("nodejs_eventloop_lag_p99_seconds")?.type, "gauge");
+  });
+
+  test("idle fractions (event loop utilization) and linux-disk bytes move with 40 MB of produce", async () => {
+    const idle = (s: Scrape) => value(s, "kafka_network_socketserver_networkprocessoravgidle_percent");
+    await scrape(broker);
+    await new Promise((r) => setTimeout(r, 1000));
+    const quiet = await scrape(broker);
+    const line = "d".repeat(1000);
+    await kcat(["-P", "-t", TOPIC, "-p", "1"], `${Array.from({ length: 40_000 }, () => line).join("\n")}\n`);
+    const busy = await scrape(broker);
+    // A second with nothing to do is mostly idle; taking 40 MB is less so.
+    assert.ok(idle(quiet) > 0.5 && idle(quiet) <= 1, `idle over a quiet second: ${idle(quiet)}`);
+    assert.ok(idle(busy) < idle(quiet), `idle while taking 40 MB ${idle(busy)} vs quiet ${idle(quiet)}`);
+    const sinceStart = value(busy, "kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent");
+    assert.ok(sinceStart > 0 && sinceStart < 1, `request handler idle since start ${sinceStart}`);
+    assert.equal(busy.get("kafka_network_socketserver_networkprocessoravgidle_percent")?.type, "gauge");
+    // write_bytes counts the page-cache pages the broker dirtied: the 40 MB appended (not on tmpfs,
+    // where nothing goes to storage).
+    const written =
+      value(busy, "kafka_server_kafkaserver_linux_disk_write_bytes") -
+      value(quiet, "kafka_server_kafkaserver_linux_disk_write_bytes");
+    const TMPFS_MAGIC = 0x01021994;
+    if (statfsSync(broker.logDir).type !== TMPFS_MAGIC) {
+      assert.ok(written >= 20_000_000, `linux-disk-write-bytes grew by ${written} for 40 MB appended`);
+    }
+    assert.ok(value(busy, "kafka_server_kafkaserver_linux_disk_read_bytes") >= 0);
   });
 });
 
