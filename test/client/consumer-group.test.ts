@@ -194,6 +194,29 @@ describe("KafkaConsumer in a consumer group", () => {
     );
   });
 
+  test("subscribe() to a missing topic has the broker create it (allow.auto.create.topics); false does not", async () => {
+    const c = member("auto-create-g");
+    await c.subscribe(["auto-created"]);
+    const got: ConsumerRecord[] = [];
+    const deadline = Date.now() + 15_000;
+    const topicNames = async () => (await admin.listTopics()).map((t) => t.name);
+    while (!(await topicNames()).includes("auto-created")) {
+      assert.ok(Date.now() < deadline, "the subscribed topic was not created");
+      got.push(...(await c.poll(200)));
+    }
+    // Created with the broker's defaults, then assigned to the member once it is there.
+    await produce("auto-created", 2, 1, "ac");
+    await pollUntil([c], [got], "the records of the created topic", () => got.length >= 2);
+    assert.deepEqual(
+      got.map((r) => r.value?.toString()),
+      ["ac-0-0", "ac-0-1"],
+    );
+    const off = member("no-auto-create-g", { "allow.auto.create.topics": "false" });
+    await off.subscribe(["not-auto-created"]);
+    for (let i = 0; i < 10; i++) assert.deepEqual(await off.poll(200), []);
+    assert.ok(!(await topicNames()).includes("not-auto-created"), "created though not allowed");
+  });
+
   test("commitSync then a new member of the group resumes at the committed offsets", async () => {
     await createTopic("resume", 2);
     await produce("resume", 10, 2, "old");
@@ -425,7 +448,8 @@ describe("KafkaConsumer in a consumer group", () => {
 
   test("new partitions and a subscribed topic created later are assigned (metadata.max.age.ms)", async () => {
     await createTopic("grow", 2);
-    const c = member("g-grow", { "metadata.max.age.ms": "1000" });
+    // "later" is created by the test below, not by the consumer's Metadata requests.
+    const c = member("g-grow", { "metadata.max.age.ms": "1000", "allow.auto.create.topics": "false" });
     await c.subscribe(["grow", "later"]);
     await pollUntil([c], [[]], "the 2 partitions of grow", () => c.assignment().length === 2);
     const [r] = await admin.createPartitions([{ topic: "grow", totalCount: 3 }]);

@@ -49,6 +49,11 @@ export interface ConsumerConfig {
   partitionAssignmentStrategy: string[];
   /** metadata.max.age.ms: how often a group member looks for partition count changes of its topics. */
   metadataMaxAgeMs: number;
+  /**
+   * allow.auto.create.topics: the Metadata requests for subscribed topics let the broker create a missing
+   * one (when its auto.create.topics.enable is on), as Kafka's consumer does.
+   */
+  allowAutoCreateTopics: boolean;
 }
 
 export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
@@ -75,6 +80,7 @@ export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
   // Kafka 3.x: [RangeAssignor, CooperativeStickyAssignor]; the cooperative protocol is not implemented.
   partitionAssignmentStrategy: ["range"],
   metadataMaxAgeMs: 300000,
+  allowAutoCreateTopics: true,
 };
 
 /** partition.assignment.strategy: a list of assignor names or Kafka class names. */
@@ -139,6 +145,9 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
         break;
       case "max.poll.records":
         c.maxPollRecords = intValue(key, value, 1);
+        break;
+      case "allow.auto.create.topics":
+        c.allowAutoCreateTopics = boolValue(key, value);
         break;
       case "check.crcs":
         c.checkCrcs = value.trim().toLowerCase() !== "false";

@@ -164,6 +164,12 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     if (revoked.length > 0) await this.invokeRevoked(revoked);
     this.subscriptions.assignFrom([]);
     this.onAssignmentChange(revoked);
+    // The partition counts this join starts from: a topic that appears (or grows) from here on, even
+    // while the group is still assigning, differs from them and brings another rejoin. (Taken after the
+    // join, a topic created during it would look unchanged although the assignment left it out.)
+    this.partitionCounts = await this.partitionCountsOf([...this.subscriptions.subscription()]).catch(
+      () => new Map<string, number>(),
+    );
   }
 
   protected async onLeaderElected(
@@ -187,11 +193,14 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     return new Map([...assignment].map(([memberId, tps]) => [memberId, serializeAssignment(tps)]));
   }
 
-  /** Partition counts of existing topics (a fresh Metadata request). */
+  /**
+   * Partition counts of existing topics (a fresh Metadata request, which lets the broker create a missing
+   * subscribed topic with allow.auto.create.topics).
+   */
   private async partitionCountsOf(topics: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (topics.length === 0) return out;
-    await this.cluster.refreshMetadata(topics);
+    await this.cluster.refreshMetadata(topics, { allowAutoTopicCreation: this.config.allowAutoCreateTopics });
     for (const t of topics) {
       const md = this.cluster.topic(t);
       if (md && md.errorCode === ErrorCode.NONE && md.partitions.length > 0) out.set(t, md.partitions.length);
@@ -226,7 +235,6 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     const assigned = deserializeAssignment(assignment).filter((tp) => subscribed.has(tp.topic));
     this.subscriptions.assignFrom(assigned);
     this.nextAutoCommitDeadline = Date.now() + this.config.autoCommitIntervalMs;
-    this.partitionCounts = await this.partitionCountsOf([...subscribed]).catch(() => this.partitionCounts);
     this.scheduleMetadataCheck();
     try {
       await this.listener?.onPartitionsAssigned?.(assigned);
