@@ -7,6 +7,7 @@
 import { type OffsetSpec, type TopicPartitionRef, throwFirstError } from "../../client/admin/admin-types.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import { includeList } from "../topic-filter.js";
 
 export const GET_OFFSETS_SPEC: ToolSpec = {
   name: "get-offsets",
@@ -87,19 +88,6 @@ export function parseOffsetSpec(time: string): OffsetSpec {
 interface Filter {
   topic(name: string): boolean;
   partition(tp: TopicPartitionRef): boolean;
-}
-
-/** Kafka's IncludeList topic regex (commas mean "or", the whole name must match). */
-function includeList(pattern: string): RegExp {
-  const re = pattern
-    .trim()
-    .replaceAll(",", "|")
-    .replace(/^["']+|["']+$/g, "");
-  try {
-    return new RegExp(`^(?:${re})$`);
-  } catch {
-    throw new UsageError(`Illegal regular expression: ${pattern}`);
-  }
 }
 
 const RULE = /^([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?$/;

@@ -9,6 +9,7 @@ import { type NewTopic, type TopicDescription, throwFirstError } from "../../cli
 import { KafkaClientError } from "../../client/errors.js";
 import { checkInvalid, checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import { includeList } from "../topic-filter.js";
 
 const CONFIGS_NOTE = " (To alter topic configurations, the kafka-configs tool can be used.)";
 const INTERNAL_TOPICS = new Set(["__consumer_offsets", "__transaction_state"]);
@@ -173,19 +174,6 @@ function parseTopicConfigs(entries: readonly string[]): Record<string, string> {
   return props;
 }
 
-/** Kafka's IncludeList: commas mean "or", quotes around the whole are dropped, the name must match fully. */
-function includeList(pattern: string): RegExp {
-  const re = pattern
-    .trim()
-    .replaceAll(",", "|")
-    .replace(/^["']+|["']+$/g, "");
-  try {
-    return new RegExp(`^(?:${re})$`);
-  } catch {
-    throw new UsageError(`Illegal regular expression for --topic: ${pattern}`);
-  }
-}
-
 function isInternal(name: string, flagged: boolean): boolean {
   return flagged || INTERNAL_TOPICS.has(name);
 }
@@ -216,7 +204,7 @@ async function getTopics(admin: AdminClient, args: ParsedArgs): Promise<string[]
 function ensureTopicExists(found: readonly string[], args: ParsedArgs): void {
   const requested = args.value("topic");
   if (requested && found.length === 0 && !args.has("if-exists"))
-    throw new UsageError(`Topic '${requested}' does not exist as expected`);
+    throw new Error(`Topic '${requested}' does not exist as expected`);
 }
 
 async function createTopic(admin: AdminClient, args: ParsedArgs): Promise<void> {
@@ -282,7 +270,7 @@ async function describeTopics(admin: AdminClient, args: ParsedArgs): Promise<voi
     const all = await admin.listTopics({ listInternal: !args.has("exclude-internal") });
     topics = all.filter((t) => t.topicId === topicId).map((t) => t.name);
     if (topics.length === 0 && !args.has("if-exists"))
-      throw new UsageError(`TopicId '${topicId}' does not exist as expected`);
+      throw new Error(`TopicId '${topicId}' does not exist as expected`);
   } else {
     topics = await getTopics(admin, args);
     ensureTopicExists(topics, args);

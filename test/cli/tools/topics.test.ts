@@ -49,7 +49,7 @@ describe("tributary topics", () => {
     const unknown = await topics("--describe", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAQ");
     assert.equal(
       oneLineError(unknown, "unknown id"),
-      "TopicId 'AAAAAAAAAAAAAAAAAAAAAQ' does not exist as expected",
+      "Error while executing topic command : TopicId 'AAAAAAAAAAAAAAAAAAAAAQ' does not exist as expected",
     );
   });
 
@@ -88,6 +88,11 @@ describe("tributary topics", () => {
     assert.deepEqual(ok(await topics("--list"), "list"), ["metrics_raw.v1", "orders"]);
     assert.deepEqual(ok(await topics("--list", "--exclude-internal"), "list"), ["metrics_raw.v1", "orders"]);
     assert.deepEqual(ok(await topics("--list", "--topic", "ord.*"), "list regex"), ["orders"]);
+    // Kafka's IncludeList: commas mean "or", spaces and surrounding quotes are dropped.
+    assert.deepEqual(ok(await topics("--list", "--topic", " 'orders, metrics_raw.v1' "), "list a, b"), [
+      "metrics_raw.v1",
+      "orders",
+    ]);
     assert.deepEqual(ok(await topics("--list", "--topic", "metrics_raw\\.v1,orders"), "list regex"), [
       "metrics_raw.v1",
       "orders",
@@ -144,11 +149,11 @@ describe("tributary topics", () => {
   test("an unknown topic is one line and exit 1; --if-exists makes it a no-op", async () => {
     assert.equal(
       oneLineError(await topics("--describe", "--topic", "nope"), "describe nope"),
-      "Topic 'nope' does not exist as expected",
+      "Error while executing topic command : Topic 'nope' does not exist as expected",
     );
     assert.equal(
       oneLineError(await topics("--delete", "--topic", "nope"), "delete nope"),
-      "Topic 'nope' does not exist as expected",
+      "Error while executing topic command : Topic 'nope' does not exist as expected",
     );
     assert.deepEqual(ok(await topics("--describe", "--topic", "nope", "--if-exists"), "if-exists"), []);
   });

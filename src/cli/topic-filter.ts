@@ -1,0 +1,19 @@
+// Kafka's IncludeList (org.apache.kafka.server.util.TopicFilter): how `--topic` / `--include` patterns of
+// the tools become a regular expression — trimmed, commas meaning "or", spaces dropped, quotes at either
+// end dropped (property files may bring them), the whole topic name to match.
+
+import { UsageError } from "./args.js";
+
+export function includeList(pattern: string): RegExp {
+  const re = pattern
+    .trim()
+    .replaceAll(",", "|")
+    .replaceAll(" ", "")
+    .replace(/^["']+/, "")
+    .replace(/["']+$/, "");
+  try {
+    return new RegExp(`^(?:${re})$`);
+  } catch {
+    throw new UsageError(`${re} is an invalid regex.`);
+  }
+}
