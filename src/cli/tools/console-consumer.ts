@@ -196,7 +196,8 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
     topic: args.value("topic")!,
     partition,
     offset,
-    maxMessages: maxMessages > 0 ? maxMessages : -1,
+    // As Kafka's ConsoleConsumer: -1 (the default) is no limit; any other value is the limit, 0 included.
+    maxMessages,
     timeoutMs,
     consumerProps: props,
     formatter: {
@@ -286,7 +287,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         await consumer.subscribe([o.topic]);
       }
       let lastData = Date.now();
-      while (!stop && (o.maxMessages < 0 || count < o.maxMessages)) {
+      while (!stop && (o.maxMessages === -1 || count < o.maxMessages)) {
         const wait =
           o.timeoutMs >= 0 ? Math.max(0, Math.min(1000, o.timeoutMs - (Date.now() - lastData))) : 1000;
         const records = await consumer.poll(wait);
@@ -303,7 +304,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         lastData = Date.now();
         const out: Buffer[] = [];
         for (const r of records) {
-          if (o.maxMessages >= 0 && count >= o.maxMessages) break;
+          if (o.maxMessages !== -1 && count >= o.maxMessages) break;
           out.push(formatRecord(r, o.formatter));
           count++;
         }

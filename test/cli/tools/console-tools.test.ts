@@ -219,6 +219,10 @@ describe("console-consumer", () => {
   test("plain values; key.separator and line.separator; NO_HEADERS and null keys", async () => {
     const plain = await consume("cc", "--from-beginning", "--max-messages", "3");
     assert.equal(plain.stdout, "v1\nv2\nv3\n");
+    // --max-messages 0 is a limit too (Kafka's: only -1 means none): nothing is printed.
+    const none = await consume("cc", "--from-beginning", "--max-messages", "0");
+    assert.equal(none.stdout, "");
+    assert.match(none.stderr, /Processed a total of 0 messages/);
     const sep = await consume(
       "cc",
       "--from-beginning",
