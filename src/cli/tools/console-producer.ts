@@ -74,6 +74,61 @@ export const CONSOLE_PRODUCER_SPEC: ToolSpec = {
       arg: { type: "Long", describedAs: "timeout_ms" },
       defaultValue: "1000",
     },
+    {
+      name: "request-timeout-ms",
+      description: "The ack timeout of the producer requests. Value must be non-negative and non-zero.",
+      arg: { type: "Integer", describedAs: "request timeout ms" },
+      defaultValue: "1500",
+    },
+    {
+      name: "message-send-max-retries",
+      description:
+        "Brokers can fail receiving the message for multiple reasons, and being unavailable transiently is just one of them. This property specifies the number of retries before the producer give up and drop this message. This is the option to control `retries` in producer configs.",
+      arg: { type: "Integer", describedAs: "Integer" },
+      defaultValue: "3",
+    },
+    {
+      name: "retry-backoff-ms",
+      description:
+        "Before each retry, the producer refreshes the metadata of relevant topics. Since leader election takes a bit of time, this property specifies the amount of time that the producer waits before refreshing the metadata. This is the option to control `retry.backoff.ms` in producer configs.",
+      arg: { type: "Long", describedAs: "Long" },
+      defaultValue: "100",
+    },
+    {
+      name: "metadata-expiry-ms",
+      description:
+        "The period of time in milliseconds after which we force a refresh of metadata even if we haven't seen any leadership changes. This is the option to control `metadata.max.age.ms` in producer configs.",
+      arg: { type: "Long", describedAs: "metadata expiration interval" },
+      defaultValue: "300000",
+    },
+    {
+      name: "max-block-ms",
+      description:
+        "The max time that the producer will block for during a send request. This is the option to control `max.block.ms` in producer configs.",
+      arg: { type: "Long", describedAs: "max block on send" },
+      defaultValue: "60000",
+    },
+    {
+      name: "max-memory-bytes",
+      description:
+        "The total memory used by the producer to buffer records waiting to be sent to the server. This is the option to control `buffer.memory` in producer configs.",
+      arg: { type: "Long", describedAs: "total memory in bytes" },
+      defaultValue: "33554432",
+    },
+    {
+      name: "max-partition-memory-bytes",
+      description:
+        "The buffer size allocated for a partition. When records are received which are smaller than this size the producer will attempt to optimistically group them together until this size is reached. This is the option to control `batch.size` in producer configs.",
+      arg: { type: "Integer", describedAs: "memory in bytes per partition" },
+      defaultValue: "16384",
+    },
+    {
+      name: "socket-buffer-size",
+      description:
+        "The size of the tcp RECV size. This is the option to control `send.buffer.bytes` in producer configs.",
+      arg: { type: "Integer", describedAs: "size" },
+      defaultValue: "102400",
+    },
   ],
 };
 
@@ -120,7 +175,16 @@ export function consoleProducerOptions(args: ParsedArgs): ConsoleProducerOptions
     if (args.has(name) || props[key] === undefined) props[key] = args.value(name)!;
   };
   merge("acks", "request-required-acks");
+  merge("request.timeout.ms", "request-timeout-ms");
+  merge("retries", "message-send-max-retries");
+  merge("retry.backoff.ms", "retry-backoff-ms");
+  merge("send.buffer.bytes", "socket-buffer-size");
+  merge("buffer.memory", "max-memory-bytes");
+  // Two flags set batch.size, as in Kafka: --max-partition-memory-bytes is merged last.
   merge("batch.size", "batch-size");
+  merge("batch.size", "max-partition-memory-bytes");
+  merge("metadata.max.age.ms", "metadata-expiry-ms");
+  merge("max.block.ms", "max-block-ms");
   merge("linger.ms", "timeout");
   if (args.has("compression-codec")) props["compression.type"] = args.value("compression-codec")!;
   else if (props["compression.type"] === undefined) props["compression.type"] = "none";

@@ -9,6 +9,8 @@
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { before, describe, test } from "node:test";
+import { parseArgs } from "../../../src/cli/args.js";
+import { CONSOLE_PRODUCER_SPEC, consoleProducerOptions } from "../../../src/cli/tools/console-producer.js";
 import {
   type CommandResult,
   describeResult,
@@ -121,6 +123,60 @@ describe("console-producer", () => {
       const got = await readWithKcat(fx.broker.bootstrap, topic);
       assert.deepEqual(got.map((m) => m.value).sort(), [...lines].sort());
     }
+  });
+
+  test("Kafka's producer tuning flags map to their producer configs, with Kafka's defaults", async () => {
+    const parse = (...argv: string[]) =>
+      consoleProducerOptions(
+        parseArgs(CONSOLE_PRODUCER_SPEC, ["--bootstrap-server", "b:9092", "--topic", "t", ...argv]),
+      ).producerProps;
+    const defaults = parse();
+    assert.deepEqual(
+      [
+        "request.timeout.ms",
+        "retries",
+        "retry.backoff.ms",
+        "send.buffer.bytes",
+        "buffer.memory",
+        "batch.size",
+        "metadata.max.age.ms",
+        "max.block.ms",
+        "linger.ms",
+      ].map((k) => defaults[k]),
+      ["1500", "3", "100", "102400", "33554432", "16384", "300000", "60000", "1000"],
+    );
+    const set = parse(
+      ...["--request-timeout-ms", "5000", "--message-send-max-retries", "7", "--retry-backoff-ms", "250"],
+      ...["--metadata-expiry-ms", "9000", "--max-block-ms", "4000", "--max-memory-bytes", "1048576"],
+      ...["--max-partition-memory-bytes", "32768", "--socket-buffer-size", "65536"],
+      ...["--producer-property", "retries=9"],
+    );
+    assert.equal(set["request.timeout.ms"], "5000");
+    assert.equal(set.retries, "7", "an explicit flag wins over --producer-property");
+    assert.equal(set["retry.backoff.ms"], "250");
+    assert.equal(set["metadata.max.age.ms"], "9000");
+    assert.equal(set["max.block.ms"], "4000");
+    assert.equal(set["buffer.memory"], "1048576");
+    assert.equal(set["batch.size"], "32768");
+    assert.equal(set["send.buffer.bytes"], "65536");
+    assert.equal(parse("--producer-property", "retries=9").retries, "9", "a default does not override");
+    // And the tool runs with all of them.
+    const r = await produce(
+      "cp-flags",
+      "a\nb\n",
+      ...["--request-timeout-ms", "5000", "--message-send-max-retries", "7", "--max-block-ms", "4000"],
+      ...[
+        "--max-partition-memory-bytes",
+        "32768",
+        "--max-memory-bytes",
+        "1048576",
+        "--socket-buffer-size",
+        "65536",
+      ],
+    );
+    assert.equal(r.code, 0, describeResult("console-producer with tuning flags", r));
+    const got = await readWithKcat(fx.broker.bootstrap, "cp-flags");
+    assert.deepEqual(got.map((m) => m.value).sort(), ["a", "b"]);
   });
 
   test("--producer.config file, overridden by --producer-property", async () => {
