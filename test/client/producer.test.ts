@@ -199,6 +199,14 @@ describe("KafkaProducer", () => {
       p.send({ topic: "errs", value: Buffer.alloc(2000) }),
       /larger than 1000, which is the value of the max.request.size/,
     );
+    // A name the broker refuses (INVALID_TOPIC_EXCEPTION) fails at once, not after max.block.ms (60 s).
+    const started = Date.now();
+    await assert.rejects(p.send({ topic: "bad topic!", value: "x" }), (e: Error) => {
+      assert.equal(e.message, "Invalid topics: [bad topic!]");
+      return true;
+    });
+    await assert.rejects(p.partitionsFor("bad topic!"), /Invalid topics: \[bad topic!\]/);
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
     await p.close();
     await assert.rejects(p.send({ topic: "errs", value: "x" }), /after producer has been closed/);
     assert.throws(() => producer({ acks: "2" }), ConfigException);

@@ -137,6 +137,8 @@ export class KafkaProducer {
     for (;;) {
       const n = this.metadata.partitionCount(topic);
       if (n !== undefined) return n;
+      const fatal = this.metadata.fatalError(topic);
+      if (fatal !== undefined) throw fatal;
       if (this.time.milliseconds() >= deadline) {
         const why = this.metadata.lastError ? ` (${this.metadata.lastError.message})` : "";
         throw KafkaClientError.of(
@@ -195,6 +197,12 @@ export class KafkaProducer {
       if (this.metadata.partitionCount(topic) !== undefined) {
         this.waitingForMetadata.delete(topic);
         for (const p of list) this.appendNow(p.record, p.callback);
+        continue;
+      }
+      const fatal = this.metadata.fatalError(topic);
+      if (fatal !== undefined) {
+        this.waitingForMetadata.delete(topic);
+        for (const p of list) p.callback(fatal, null);
         continue;
       }
       const expired = list.filter((p) => now >= p.deadlineMs);

@@ -30,11 +30,22 @@ export class ProducerMetadata {
   private listeners: Array<() => void> = [];
   lastRefreshMs = 0;
   lastError: Error | undefined;
+  /**
+   * Topics the last answer refused for good — an invalid name, no authorization — (Kafka's
+   * Metadata.checkInvalidTopics / checkUnauthorizedTopics): sends to them fail at once, not after
+   * max.block.ms.
+   */
+  private readonly fatal = new Map<string, KafkaClientError>();
 
   constructor(
     readonly cluster: ClusterClient,
     private readonly time: Time,
   ) {}
+
+  /** The error that fails every send to `topic` at once, if the last answer refused it for good. */
+  fatalError(topic: string): KafkaClientError | undefined {
+    return this.fatal.get(topic);
+  }
 
   /** Number of partitions of a topic, or undefined when its metadata is not known yet. */
   partitionCount(topic: string): number | undefined {
@@ -78,6 +89,18 @@ export class ProducerMetadata {
         for (const name of topicList) {
           const t = md.topics.get(name);
           if (t === undefined) continue;
+          if (t.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION) {
+            this.fatal.set(name, KafkaClientError.of("INVALID_TOPIC_EXCEPTION", `Invalid topics: [${name}]`));
+            continue;
+          }
+          if (t.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED) {
+            this.fatal.set(
+              name,
+              KafkaClientError.of("TOPIC_AUTHORIZATION_FAILED", `Not authorized to access topics: [${name}]`),
+            );
+            continue;
+          }
+          this.fatal.delete(name);
           if (t.errorCode !== ErrorCode.NONE && t.partitions.length === 0) {
             if (
               t.errorCode !== ErrorCode.LEADER_NOT_AVAILABLE &&

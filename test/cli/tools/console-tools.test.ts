@@ -225,6 +225,13 @@ describe("console-producer", () => {
       oneLineError(await produce("t", "", "--batch-size", "big"), "bad int"),
       /Cannot parse argument 'big' of option batch-size/,
     );
+    // An invalid topic name fails the send at once (Kafka's InvalidTopicException), not after max.block.ms.
+    const started = Date.now();
+    assert.equal(
+      oneLineError(await produce("bad topic!", "x\n"), "invalid topic"),
+      "ERROR Error when sending message to topic bad topic! with key: null, value: 1 bytes with error: Invalid topics: [bad topic!]",
+    );
+    assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
     const help = await tributary(["console-producer", "--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--bootstrap-server <String: server to/);
