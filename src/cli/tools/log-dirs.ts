@@ -1,8 +1,10 @@
 // `tributary log-dirs` (kafka-log-dirs.sh, Kafka's LogDirsCommand): --describe queries DescribeLogDirs
 // on the brokers of --broker-list (all by default) and prints `Querying brokers for log directories
 // information`, `Received log directory information from brokers 0,1` and the JSON document
-// `{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":…,"error":null,"partitions":[{"partition":
-// "t-0","size":N,"offsetLag":0,"isFuture":false}]}]}]}`, optionally limited to --topic-list.
+// `{"brokers":[{"broker":0,"logDirs":[{"partitions":[{"partition":"t-0","size":N,"offsetLag":0,
+// "isFuture":false}],"error":null,"logDir":…}]}],"version":1}`, optionally limited to --topic-list. The
+// keys come in the order Kafka's tool prints them: it serialises Java HashMaps, whose iteration order
+// follows the keys' hash buckets (brokers before version, partitions before error before logDir).
 
 import type { AdminClientOptions } from "../../client/admin/admin-client.js";
 import { kafkaExceptionClass } from "../../client/errors.js";
@@ -75,12 +77,9 @@ async function logDirs(args: ParsedArgs): Promise<number> {
       if (failed?.error) throw failed.error;
       process.stdout.write(`Received log directory information from brokers ${brokers.join(",")}\n`);
       const doc = {
-        version: 1,
         brokers: described.map((b) => ({
           broker: b.brokerId,
           logDirs: b.logDirs.map((d) => ({
-            logDir: d.path,
-            error: d.error ? kafkaExceptionClass(d.error) : null,
             partitions: d.replicas
               .filter((r) => topics.size === 0 || topics.has(r.topic))
               .map((r) => ({
@@ -89,8 +88,11 @@ async function logDirs(args: ParsedArgs): Promise<number> {
                 offsetLag: Number(r.offsetLag),
                 isFuture: r.isFuture,
               })),
+            error: d.error ? kafkaExceptionClass(d.error) : null,
+            logDir: d.path,
           })),
         })),
+        version: 1,
       };
       process.stdout.write(`${JSON.stringify(doc)}\n`);
       return 0;

@@ -55,7 +55,7 @@ describe("tributary log-dirs", () => {
     assert.equal(out[1], "Received log directory information from brokers 0");
     assert.match(
       out[2],
-      /^\{"version":1,"brokers":\[\{"broker":0,"logDirs":\[\{"logDir":"[^"]+","error":null,"partitions":\[/,
+      /^\{"brokers":\[\{"broker":0,"logDirs":\[\{"partitions":\[\{"partition":"[^"]+","size":\d+,"offsetLag":0,"isFuture":false\}.*\],"error":null,"logDir":"[^"]+"\}\]\}\],"version":1\}$/,
     );
     const doc = JSON.parse(out[2]) as Doc;
     assert.equal(doc.brokers[0].logDirs[0].logDir, fx.broker.logDir);
