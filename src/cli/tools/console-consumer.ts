@@ -5,9 +5,10 @@
 // win, else auto.offset.reset (--from-beginning: earliest, default latest; an explicit auto.offset.reset
 // that conflicts with --from-beginning is refused). --partition assigns that one partition (--offset
 // earliest|latest|<n>) instead and cannot be used with a group. Each record prints as
-// [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][h1:v1,h2:v2 | NO_HEADERS<sep>][key<sep>]value<line
-// separator>, as selected by --property print.timestamp/print.partition/print.offset/print.headers/
-// print.key/print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal.
+// [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][Delivery:NOT_PRESENT<sep>][Epoch:e<sep>]
+// [h1:v1,h2:v2 | NO_HEADERS<sep>][key<sep>]value<line separator>, as selected by --property
+// print.timestamp/print.partition/print.offset/print.delivery/print.epoch/print.headers/print.key/
+// print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal.
 // Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
 // and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
 // consumed positions when auto-commit is on, then leaves the group.
@@ -58,7 +59,7 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
     {
       name: "property",
       description:
-        "The properties to initialize the message formatter. Default properties include: print.timestamp=true|false, print.key=true|false, print.offset=true|false, print.partition=true|false, print.headers=true|false, print.value=true|false, key.separator=<key.separator>, line.separator=<line.separator>, headers.separator=<line.separator>, null.literal=<null.literal>",
+        "The properties to initialize the message formatter. Default properties include: print.timestamp=true|false, print.key=true|false, print.offset=true|false, print.delivery=true|false, print.epoch=true|false, print.partition=true|false, print.headers=true|false, print.value=true|false, key.separator=<key.separator>, line.separator=<line.separator>, headers.separator=<line.separator>, null.literal=<null.literal>",
       arg: { type: "String", describedAs: "prop" },
     },
     {
@@ -93,6 +94,10 @@ export interface FormatterConfig {
   printValue: boolean;
   printPartition: boolean;
   printOffset: boolean;
+  /** print.delivery: a share group's delivery count, which a consumer group's records never have. */
+  printDelivery: boolean;
+  /** print.epoch: the leader epoch of the record's batch. */
+  printEpoch: boolean;
   printHeaders: boolean;
   keySeparator: Buffer;
   lineSeparator: Buffer;
@@ -206,6 +211,8 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
       printValue: bool("print.value", true),
       printPartition: bool("print.partition", false),
       printOffset: bool("print.offset", false),
+      printDelivery: bool("print.delivery", false),
+      printEpoch: bool("print.epoch", false),
       printHeaders: bool("print.headers", false),
       keySeparator: bytes("key.separator", "\t"),
       lineSeparator: bytes("line.separator", "\n"),
@@ -223,14 +230,31 @@ export function formatRecord(r: ConsumerRecord, c: FormatterConfig): Buffer {
   };
   if (c.printTimestamp) {
     parts.push(Buffer.from(`${r.timestampType}:${r.timestamp}`));
-    sep(c.printPartition || c.printOffset || c.printHeaders || c.printKey || c.printValue);
+    sep(
+      c.printPartition ||
+        c.printOffset ||
+        c.printDelivery ||
+        c.printEpoch ||
+        c.printHeaders ||
+        c.printKey ||
+        c.printValue,
+    );
   }
   if (c.printPartition) {
     parts.push(Buffer.from(`Partition:${r.partition}`));
-    sep(c.printOffset || c.printHeaders || c.printKey || c.printValue);
+    sep(c.printOffset || c.printDelivery || c.printEpoch || c.printHeaders || c.printKey || c.printValue);
   }
   if (c.printOffset) {
     parts.push(Buffer.from(`Offset:${r.offset}`));
+    sep(c.printDelivery || c.printEpoch || c.printHeaders || c.printKey || c.printValue);
+  }
+  if (c.printDelivery) {
+    parts.push(Buffer.from("Delivery:NOT_PRESENT"));
+    sep(c.printEpoch || c.printHeaders || c.printKey || c.printValue);
+  }
+  if (c.printEpoch) {
+    // Kafka's consumer has no leader epoch for a batch stamped -1 (NO_PARTITION_LEADER_EPOCH).
+    parts.push(Buffer.from(`Epoch:${r.leaderEpoch >= 0 ? r.leaderEpoch : "NOT_PRESENT"}`));
     sep(c.printHeaders || c.printKey || c.printValue);
   }
   if (c.printHeaders) {

@@ -277,6 +277,16 @@ describe("console-consumer", () => {
         line,
       );
     }
+    // print.delivery (a share group's count: never there for a consumer group) and print.epoch.
+    const epochs = await consume(
+      "cc",
+      ...["--from-beginning", "--max-messages", "2", "--property", "print.offset=true"],
+      ...["--property", "print.delivery=true", "--property", "print.epoch=true"],
+    );
+    assert.equal(
+      epochs.stdout,
+      "Offset:0\tDelivery:NOT_PRESENT\tEpoch:0\tv1\nOffset:1\tDelivery:NOT_PRESENT\tEpoch:0\tv2\n",
+    );
   });
 
   test("plain values; key.separator and line.separator; NO_HEADERS and null keys", async () => {
