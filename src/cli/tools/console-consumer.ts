@@ -5,10 +5,13 @@
 // win, else auto.offset.reset (--from-beginning: earliest, default latest; an explicit auto.offset.reset
 // that conflicts with --from-beginning is refused). --partition assigns that one partition (--offset
 // earliest|latest|<n>) instead and cannot be used with a group. Each record prints as
-// [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][Delivery:NOT_PRESENT<sep>][Epoch:e<sep>]
+// [CreateTime:ts<sep>][Partition:p<sep>][Offset:o<sep>][Delivery:NOT_PRESENT<sep>][Epoch:NOT_PRESENT<sep>]
 // [h1:v1,h2:v2 | NO_HEADERS<sep>][key<sep>]value<line separator>, as selected by --property
 // print.timestamp/print.partition/print.offset/print.delivery/print.epoch/print.headers/print.key/
-// print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal.
+// print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal; keys,
+// values and header values through Kafka's deserializer classes when --key-deserializer /
+// --value-deserializer or key./value./headers.deserializer name one (message-deserializers.ts). A record
+// they cannot read ends the run (exit 1) unless --skip-message-on-error.
 // Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
 // and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
 // consumed positions when auto-commit is on, then leaves the group.
@@ -19,6 +22,12 @@ import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption } from "../tool-options.js";
+import {
+  DeserializationError,
+  deserializerFor,
+  type MessageDeserializer,
+  SUPPORTED_DESERIALIZERS,
+} from "./message-deserializers.js";
 
 export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
   name: "console-consumer",
@@ -59,7 +68,7 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
     {
       name: "property",
       description:
-        "The properties to initialize the message formatter. Default properties include: print.timestamp=true|false, print.key=true|false, print.offset=true|false, print.delivery=true|false, print.epoch=true|false, print.partition=true|false, print.headers=true|false, print.value=true|false, key.separator=<key.separator>, line.separator=<line.separator>, headers.separator=<line.separator>, null.literal=<null.literal>",
+        "The properties to initialize the message formatter. Default properties include: print.timestamp=true|false, print.key=true|false, print.offset=true|false, print.delivery=true|false, print.epoch=true|false, print.partition=true|false, print.headers=true|false, print.value=true|false, key.separator=<key.separator>, line.separator=<line.separator>, headers.separator=<line.separator>, null.literal=<null.literal>, key.deserializer=<key.deserializer>, value.deserializer=<value.deserializer>, headers.deserializer=<headers.deserializer>",
       arg: { type: "String", describedAs: "prop" },
     },
     {
@@ -85,6 +94,20 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
       description: "The consumer group id of the consumer.",
       arg: { type: "String", describedAs: "consumer group id" },
     },
+    {
+      name: "key-deserializer",
+      description: "The name of the class to use for deserializing keys.",
+      arg: { type: "String", describedAs: "deserializer for key" },
+    },
+    {
+      name: "value-deserializer",
+      description: "The name of the class to use for deserializing values.",
+      arg: { type: "String", describedAs: "deserializer for values" },
+    },
+    {
+      name: "skip-message-on-error",
+      description: "If there is an error when processing a message, skip it instead of halt.",
+    },
   ],
 };
 
@@ -96,13 +119,17 @@ export interface FormatterConfig {
   printOffset: boolean;
   /** print.delivery: a share group's delivery count, which a consumer group's records never have. */
   printDelivery: boolean;
-  /** print.epoch: the leader epoch of the record's batch. */
+  /** print.epoch: Kafka's tool prints "Epoch:NOT_PRESENT" (it drops the leader epoch from each record). */
   printEpoch: boolean;
   printHeaders: boolean;
   keySeparator: Buffer;
   lineSeparator: Buffer;
   headersSeparator: Buffer;
   nullLiteral: Buffer;
+  /** key.deserializer / value.deserializer / headers.deserializer (--key-deserializer, --value-deserializer). */
+  keyDeserializer?: MessageDeserializer;
+  valueDeserializer?: MessageDeserializer;
+  headersDeserializer?: MessageDeserializer;
 }
 
 export interface ConsoleConsumerOptions {
@@ -114,6 +141,7 @@ export interface ConsoleConsumerOptions {
   timeoutMs: number;
   consumerProps: Record<string, string>;
   formatter: FormatterConfig;
+  skipMessageOnError: boolean;
 }
 
 export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions {
@@ -197,6 +225,19 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
   const bytes = (k: string, d: string): Buffer => Buffer.from(f[k] ?? d, "utf8");
   const maxMessages = args.int("max-messages") ?? -1;
   const timeoutMs = args.int("timeout-ms") ?? -1;
+  // --key-deserializer / --value-deserializer win over the formatter properties, as in Kafka.
+  const deserializer = (property: string, flag?: string): MessageDeserializer | undefined => {
+    const fromFlag = flag !== undefined && args.has(flag);
+    const name = fromFlag ? args.value(flag)! : f[property];
+    if (name === undefined) return undefined;
+    const d = deserializerFor(name);
+    if (d === undefined) {
+      throw new UsageError(
+        `${fromFlag ? `--${flag}` : property}: unknown class '${name}' (expected one of ${SUPPORTED_DESERIALIZERS.join(", ")})`,
+      );
+    }
+    return d;
+  };
   return {
     topic: args.value("topic")!,
     partition,
@@ -218,11 +259,21 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
       lineSeparator: bytes("line.separator", "\n"),
       headersSeparator: bytes("headers.separator", ","),
       nullLiteral: bytes("null.literal", "null"),
+      keyDeserializer: deserializer("key.deserializer", "key-deserializer"),
+      valueDeserializer: deserializer("value.deserializer", "value-deserializer"),
+      headersDeserializer: deserializer("headers.deserializer"),
     },
+    skipMessageOnError: args.has("skip-message-on-error"),
   };
 }
 
-/** DefaultMessageFormatter.writeTo: the bytes printed for one record. */
+/** DefaultMessageFormatter.deserialize: a null is the null literal, which the deserializer then reads. */
+function deserialized(bytes: Buffer | null, d: MessageDeserializer | undefined, nullLiteral: Buffer): Buffer {
+  const raw = bytes ?? nullLiteral;
+  return d === undefined ? raw : Buffer.from(d(raw), "utf8");
+}
+
+/** DefaultMessageFormatter.writeTo: the bytes printed for one record. Throws a DeserializationError. */
 export function formatRecord(r: ConsumerRecord, c: FormatterConfig): Buffer {
   const parts: Buffer[] = [];
   const sep = (more: boolean): void => {
@@ -253,24 +304,25 @@ export function formatRecord(r: ConsumerRecord, c: FormatterConfig): Buffer {
     sep(c.printEpoch || c.printHeaders || c.printKey || c.printValue);
   }
   if (c.printEpoch) {
-    // Kafka's consumer has no leader epoch for a batch stamped -1 (NO_PARTITION_LEADER_EPOCH).
-    parts.push(Buffer.from(`Epoch:${r.leaderEpoch >= 0 ? r.leaderEpoch : "NOT_PRESENT"}`));
+    // Kafka's ConsoleConsumer hands its formatter a copy of each record made without the leader epoch
+    // (Optional.empty()), so it always prints NOT_PRESENT; so does this tool, to print the same lines.
+    parts.push(Buffer.from("Epoch:NOT_PRESENT"));
     sep(c.printHeaders || c.printKey || c.printValue);
   }
   if (c.printHeaders) {
     if (r.headers.length === 0) parts.push(Buffer.from("NO_HEADERS"));
     r.headers.forEach((h, i) => {
-      parts.push(Buffer.from(`${h.key}:`), h.value ?? c.nullLiteral);
+      parts.push(Buffer.from(`${h.key}:`), deserialized(h.value, c.headersDeserializer, c.nullLiteral));
       if (i < r.headers.length - 1) parts.push(c.headersSeparator);
     });
     sep(c.printKey || c.printValue);
   }
   if (c.printKey) {
-    parts.push(r.key ?? c.nullLiteral);
+    parts.push(deserialized(r.key, c.keyDeserializer, c.nullLiteral));
     sep(c.printValue);
   }
   if (c.printValue) {
-    parts.push(r.value ?? c.nullLiteral);
+    parts.push(deserialized(r.value, c.valueDeserializer, c.nullLiteral));
     parts.push(c.lineSeparator);
   }
   return Buffer.concat(parts);
@@ -289,6 +341,8 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
     const consumer = new KafkaConsumer(consumerConfigFromProperties(o.consumerProps));
     let count = 0;
     let stop = false;
+    /** A record the formatter could not print (without --skip-message-on-error): it ends the run. */
+    let failure: string | undefined;
     const onSignal = (): void => {
       stop = true;
     };
@@ -329,17 +383,34 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         const out: Buffer[] = [];
         for (const r of records) {
           if (o.maxMessages !== -1 && count >= o.maxMessages) break;
-          out.push(formatRecord(r, o.formatter));
           count++;
+          try {
+            out.push(formatRecord(r, o.formatter));
+          } catch (e) {
+            if (!(e instanceof DeserializationError)) throw e;
+            const why = `org.apache.kafka.common.errors.SerializationException: ${e.message}`;
+            if (o.skipMessageOnError) {
+              process.stderr.write(`ERROR Error processing message, skipping this message: ${why}\n`);
+              continue;
+            }
+            failure = why;
+            break;
+          }
         }
         await write(Buffer.concat(out));
+        if (failure !== undefined) break;
       }
     } finally {
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
       await consumer.close();
     }
+    // Kafka's ConsoleConsumer reports the count on its way out, then the error that ended it.
     process.stderr.write(`Processed a total of ${count} messages\n`);
+    if (failure !== undefined) {
+      process.stderr.write(`ERROR Unknown error when running consumer: ${failure}\n`);
+      return 1;
+    }
     return 0;
   });
 }

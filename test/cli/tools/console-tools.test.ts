@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 import { before, describe, test } from "node:test";
 import { parseArgs } from "../../../src/cli/args.js";
 import { CONSOLE_PRODUCER_SPEC, consoleProducerOptions } from "../../../src/cli/tools/console-producer.js";
+import { KafkaProducer } from "../../../src/client/producer/kafka-producer.js";
 import {
   type CommandResult,
   describeResult,
@@ -277,7 +278,8 @@ describe("console-consumer", () => {
         line,
       );
     }
-    // print.delivery (a share group's count: never there for a consumer group) and print.epoch.
+    // print.delivery (a share group's count: never there for a consumer group) and print.epoch (Kafka's
+    // ConsoleConsumer drops the leader epoch before formatting, so it is never there either).
     const epochs = await consume(
       "cc",
       ...["--from-beginning", "--max-messages", "2", "--property", "print.offset=true"],
@@ -285,7 +287,74 @@ describe("console-consumer", () => {
     );
     assert.equal(
       epochs.stdout,
-      "Offset:0\tDelivery:NOT_PRESENT\tEpoch:0\tv1\nOffset:1\tDelivery:NOT_PRESENT\tEpoch:0\tv2\n",
+      "Offset:0\tDelivery:NOT_PRESENT\tEpoch:NOT_PRESENT\tv1\nOffset:1\tDelivery:NOT_PRESENT\tEpoch:NOT_PRESENT\tv2\n",
+    );
+  });
+
+  test("--key-deserializer / --value-deserializer (Kafka's classes); a bad record ends the run or, with --skip-message-on-error, is skipped", async () => {
+    const long = (n: bigint) => {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64BE(n);
+      return b;
+    };
+    const p = new KafkaProducer({ "bootstrap.servers": fx.broker.bootstrap, "linger.ms": "0" });
+    for (const [key, value] of [
+      ["hello", long(42n)],
+      ["world", long(-7n)],
+      ["bad", Buffer.from("xyz")],
+      ["after", long(1n)],
+    ] as const) {
+      await p.send({ topic: "cc-longs", partition: 0, key, value });
+    }
+    await p.close();
+    const serde = "org.apache.kafka.common.serialization.";
+    const longs = [
+      "--from-beginning",
+      "--property",
+      "print.key=true",
+      "--value-deserializer",
+      `${serde}LongDeserializer`,
+    ];
+    const two = await consume(
+      "cc-longs",
+      ...longs,
+      "--key-deserializer",
+      `${serde}StringDeserializer`,
+      "--max-messages",
+      "2",
+    );
+    assert.equal(two.code, 0, describeResult("console-consumer", two));
+    assert.equal(two.stdout, "hello\t42\nworld\t-7\n");
+    // The 3-byte value: Kafka's SerializationException ends the run after the records before it.
+    const stopped = await consume("cc-longs", ...longs, "--timeout-ms", "3000");
+    assert.equal(stopped.code, 1, describeResult("console-consumer", stopped));
+    assert.equal(stopped.stdout, "hello\t42\nworld\t-7\n");
+    assert.equal(
+      stopped.stderr,
+      "Processed a total of 3 messages\nERROR Unknown error when running consumer: org.apache.kafka.common.errors.SerializationException: Size of data received by LongDeserializer is not 8\n",
+    );
+    const skipped = await consume("cc-longs", ...longs, "--skip-message-on-error", "--max-messages", "4");
+    assert.equal(skipped.code, 0, describeResult("console-consumer", skipped));
+    assert.equal(skipped.stdout, "hello\t42\nworld\t-7\nafter\t1\n");
+    assert.match(
+      skipped.stderr,
+      /^ERROR Error processing message, skipping this message: org\.apache\.kafka\.common\.errors\.SerializationException: Size of data received by LongDeserializer is not 8\nProcessed a total of 4 messages\n$/,
+    );
+    // The formatter property names the deserializer too; an unknown class is one line.
+    const viaProperty = await consume(
+      "cc-longs",
+      ...[
+        "--from-beginning",
+        "--max-messages",
+        "1",
+        "--property",
+        `value.deserializer=${serde}LongDeserializer`,
+      ],
+    );
+    assert.equal(viaProperty.stdout, "42\n");
+    assert.match(
+      oneLineError(await consume("cc-longs", "--value-deserializer", "com.example.Nope"), "unknown class"),
+      /^--value-deserializer: unknown class 'com\.example\.Nope' \(expected one of org\.apache\.kafka\.common\.serialization\.StringDeserializer, /,
     );
   });
 
