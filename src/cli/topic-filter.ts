@@ -2,8 +2,6 @@
 // the tools become a regular expression — trimmed, commas meaning "or", spaces dropped, quotes at either
 // end dropped (property files may bring them), the whole topic name to match.
 
-import { UsageError } from "./args.js";
-
 export function includeList(pattern: string): RegExp {
   const re = pattern
     .trim()
@@ -14,6 +12,7 @@ export function includeList(pattern: string): RegExp {
   try {
     return new RegExp(`^(?:${re})$`);
   } catch {
-    throw new UsageError(`${re} is an invalid regex.`);
+    // Not a UsageError: the tools print it behind their error prefix, as Kafka's print the exception.
+    throw new Error(`${re} is an invalid regex.`);
   }
 }

@@ -14,7 +14,8 @@
 // they cannot read ends the run (exit 1) unless --skip-message-on-error.
 // Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
 // and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
-// consumed positions when auto-commit is on, then leaves the group.
+// consumed positions when auto-commit is on — records polled but not printed (--max-messages reached
+// mid-batch) are sought back first, as Kafka's resetUnconsumedOffsets does — then leaves the group.
 
 import { consumerConfigFromProperties, parseIsolationLevel } from "../../client/consumer/consumer-config.js";
 import type { ConsumerRecord } from "../../client/consumer/fetcher.js";
@@ -225,10 +226,12 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
   const bytes = (k: string, d: string): Buffer => Buffer.from(f[k] ?? d, "utf8");
   const maxMessages = args.int("max-messages") ?? -1;
   const timeoutMs = args.int("timeout-ms") ?? -1;
-  // --key-deserializer / --value-deserializer win over the formatter properties, as in Kafka.
+  // As Kafka's formatterArgs(): --key-deserializer / --value-deserializer (when not empty) first, then the
+  // --property values, which win.
   const deserializer = (property: string, flag?: string): MessageDeserializer | undefined => {
-    const fromFlag = flag !== undefined && args.has(flag);
-    const name = fromFlag ? args.value(flag)! : f[property];
+    const flagValue = flag === undefined ? undefined : args.value(flag);
+    const fromFlag = property in f ? false : flagValue !== undefined && flagValue !== "";
+    const name = fromFlag ? flagValue! : f[property];
     if (name === undefined) return undefined;
     const d = deserializerFor(name);
     if (d === undefined) {
@@ -265,6 +268,27 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
     },
     skipMessageOnError: args.has("skip-message-on-error"),
   };
+}
+
+/**
+ * Kafka's ConsumerWrapper.resetUnconsumedOffsets: each partition goes back to its first record that
+ * poll() returned but the tool did not print, so closing (which commits the positions with a group)
+ * leaves those records for the next run.
+ */
+function resetUnconsumedOffsets(consumer: KafkaConsumer, unconsumed: readonly ConsumerRecord[]): void {
+  const first = new Map<string, ConsumerRecord>();
+  for (const r of unconsumed) {
+    const key = `${r.topic}-${r.partition}`;
+    const seen = first.get(key);
+    if (seen === undefined || r.offset < seen.offset) first.set(key, r);
+  }
+  for (const r of first.values()) {
+    try {
+      consumer.seek({ topic: r.topic, partition: r.partition }, r.offset);
+    } catch {
+      // no longer assigned (a rebalance meanwhile): nothing to commit for it here
+    }
+  }
 }
 
 /** DefaultMessageFormatter.deserialize: a null is the null literal, which the deserializer then reads. */
@@ -343,6 +367,8 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
     let stop = false;
     /** A record the formatter could not print (without --skip-message-on-error): it ends the run. */
     let failure: string | undefined;
+    /** Records of the last poll that were not handed to the formatter (--max-messages reached, a failure). */
+    let unconsumed: ConsumerRecord[] = [];
     const onSignal = (): void => {
       stop = true;
     };
@@ -381,11 +407,14 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         }
         lastData = Date.now();
         const out: Buffer[] = [];
-        for (const r of records) {
-          if (o.maxMessages !== -1 && count >= o.maxMessages) break;
+        for (let i = 0; i < records.length; i++) {
+          if (o.maxMessages !== -1 && count >= o.maxMessages) {
+            unconsumed = records.slice(i);
+            break;
+          }
           count++;
           try {
-            out.push(formatRecord(r, o.formatter));
+            out.push(formatRecord(records[i], o.formatter));
           } catch (e) {
             if (!(e instanceof DeserializationError)) throw e;
             const why = `org.apache.kafka.common.errors.SerializationException: ${e.message}`;
@@ -394,6 +423,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
               continue;
             }
             failure = why;
+            unconsumed = records.slice(i + 1);
             break;
           }
         }
@@ -403,6 +433,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
     } finally {
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
+      resetUnconsumedOffsets(consumer, unconsumed);
       await consumer.close();
     }
     // Kafka's ConsoleConsumer reports the count on its way out, then the error that ended it.

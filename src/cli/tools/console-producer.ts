@@ -4,8 +4,13 @@
 // reads `h1:v1,h2:v2` before them (headers.delimiter / headers.separator / headers.key.separator),
 // `null.marker` turns a matching key or value into null. Producer settings: --producer.config file,
 // then --producer-property k=v, then the explicit flags (--request-required-acks, default -1;
-// --compression-codec, gzip when given without a value; --batch-size; --timeout = linger.ms, 1000;
-// --sync), as ConsoleProducer merges them. A send error is printed as Kafka's ErrorLoggingCallback does.
+// --compression-codec, gzip when given without a value; --batch-size / --max-partition-memory-bytes =
+// batch.size; --timeout = linger.ms, 1000; --request-timeout-ms, 1500; --message-send-max-retries =
+// retries; --retry-backoff-ms; --metadata-expiry-ms = metadata.max.age.ms; --max-block-ms;
+// --max-memory-bytes = buffer.memory; --socket-buffer-size = send.buffer.bytes, which Node cannot set
+// and the producer ignores; --sync), as ConsoleProducer merges them: an explicit flag wins, a flag's
+// default fills a key the properties left unset. A send error is printed as Kafka's
+// ErrorLoggingCallback does.
 
 import { createInterface } from "node:readline";
 import { KafkaProducer, type ProducerRecord } from "../../client/producer/kafka-producer.js";

@@ -15,6 +15,7 @@ export class DeserializationError extends Error {
 
 const PACKAGE = "org.apache.kafka.common.serialization.";
 
+/** `name` is how the class's size check names itself (Double and Float say only "Deserializer"). */
 function fixedSize(name: string, size: number, read: (b: Buffer) => string): MessageDeserializer {
   return (b) => {
     if (b.length !== size) {
@@ -68,14 +69,14 @@ const DESERIALIZERS: ReadonlyMap<string, MessageDeserializer> = new Map([
   ["ShortDeserializer", fixedSize("ShortDeserializer", 2, (b) => String(b.readInt16BE(0)))],
   [
     "DoubleDeserializer",
-    fixedSize("DoubleDeserializer", 8, (b) => {
+    fixedSize("Deserializer", 8, (b) => {
       const d = b.readDoubleBE(0);
       return javaFloatingToString(d, String(d));
     }),
   ],
   [
     "FloatDeserializer",
-    fixedSize("FloatDeserializer", 4, (b) => {
+    fixedSize("Deserializer", 4, (b) => {
       const f = b.readFloatBE(0);
       return javaFloatingToString(f, Number.isFinite(f) ? shortestFloat32(f) : String(f));
     }),
@@ -87,16 +88,24 @@ const DESERIALIZERS: ReadonlyMap<string, MessageDeserializer> = new Map([
         throw new DeserializationError("Size of data received by BooleanDeserializer is not 1");
       if (b[0] === 0) return "false";
       if (b[0] === 1) return "true";
-      throw new DeserializationError(`Unexpected byte received by BooleanDeserializer: ${b[0]}`);
+      // Java prints the byte signed.
+      throw new DeserializationError(`Unexpected byte received by BooleanDeserializer: ${b.readInt8(0)}`);
     },
   ],
   [
     "UUIDDeserializer",
     (b: Buffer) => {
-      const s = b.toString("utf8");
-      if (!/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s))
-        throw new DeserializationError("Error parsing data into UUID");
-      return s.toLowerCase();
+      // UUID.fromString takes groups of 1–8, 1–4, 1–4, 1–4 and 1–12 hex digits; toString pads them.
+      const m =
+        /^([0-9a-fA-F]{1,8})-([0-9a-fA-F]{1,4})-([0-9a-fA-F]{1,4})-([0-9a-fA-F]{1,4})-([0-9a-fA-F]{1,12})$/.exec(
+          b.toString("utf8"),
+        );
+      if (m === null) throw new DeserializationError("Error parsing data into UUID");
+      const widths = [8, 4, 4, 4, 12];
+      return m
+        .slice(1)
+        .map((g, i) => g.toLowerCase().padStart(widths[i], "0"))
+        .join("-");
     },
   ],
   ["BytesDeserializer", bytesToString],

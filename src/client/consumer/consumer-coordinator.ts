@@ -7,8 +7,10 @@
 // (OffsetFetch) for newly assigned partitions before auto.offset.reset applies; commits (OffsetCommit)
 // carry the generation and member id (generation -1 for assign()), and enable.auto.commit commits the
 // consumed positions every auto.commit.interval.ms from poll(), before a rebalance and on close. Like
-// Kafka's metadata snapshot, a member rejoins when the partition count of a subscribed topic changed or a
-// subscribed topic appeared (checked every metadata.max.age.ms, every second while a topic is missing).
+// Kafka's assignment snapshot, the leader rejoins when the partition count of a topic of the group's
+// subscriptions differs from the one its assignment used, or such a topic appeared (checked every
+// metadata.max.age.ms, every second while a topic is missing); the Metadata requests of those looks let
+// the broker create a missing topic (allow.auto.create.topics).
 
 import { Logger } from "../../common/logger.js";
 import type { TopicPartition } from "../../common/topic-partition.js";
@@ -78,9 +80,16 @@ export class ConsumerCoordinator extends AbstractCoordinator {
   /** The subscription sent in the last JoinGroup: a different one needs a rejoin. */
   private joinedSubscription: ReadonlySet<string> = new Set();
   private readonly pendingAsyncCommits = new Set<Promise<void>>();
-  /** Partition counts of the subscribed topics when the assignment was made. */
-  private partitionCounts = new Map<string, number>();
-  private nextMetadataCheck = 0;
+  /**
+   * On the group leader, the topics of every member's subscription and their partition counts as the
+   * assignment used them (Kafka's assignmentSnapshot): when the counts change — a topic created or
+   * grown — the leader rejoins so the group is assigned again. Undefined on the other members, which
+   * do not watch metadata (as in Kafka).
+   */
+  private assignmentSnapshot: { topics: string[]; counts: Map<string, number> } | undefined;
+  /** The snapshot of this member's assignment as leader, kept until its join completes. */
+  private pendingSnapshot: { topics: string[]; counts: Map<string, number> } | undefined;
+  private nextMetadataCheck = Number.POSITIVE_INFINITY;
   private closing = false;
   private readonly log: Logger;
 
@@ -164,12 +173,7 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     if (revoked.length > 0) await this.invokeRevoked(revoked);
     this.subscriptions.assignFrom([]);
     this.onAssignmentChange(revoked);
-    // The partition counts this join starts from: a topic that appears (or grows) from here on, even
-    // while the group is still assigning, differs from them and brings another rejoin. (Taken after the
-    // join, a topic created during it would look unchanged although the assignment left it out.)
-    this.partitionCounts = await this.partitionCountsOf([...this.subscriptions.subscription()]).catch(
-      () => new Map<string, number>(),
-    );
+    this.pendingSnapshot = undefined;
   }
 
   protected async onLeaderElected(
@@ -188,8 +192,10 @@ export class ConsumerCoordinator extends AbstractCoordinator {
       groupInstanceId: m.groupInstanceId,
       topics: deserializeSubscription(m.metadata).topics,
     }));
-    const partitionsPerTopic = await this.partitionCountsOf([...new Set(subs.flatMap((s) => s.topics))]);
+    const topics = [...new Set(subs.flatMap((s) => s.topics))];
+    const partitionsPerTopic = await this.partitionCountsOf(topics);
     const assignment = assignor.assign(partitionsPerTopic, subs);
+    this.pendingSnapshot = { topics, counts: partitionsPerTopic };
     return new Map([...assignment].map(([memberId, tps]) => [memberId, serializeAssignment(tps)]));
   }
 
@@ -208,26 +214,30 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     return out;
   }
 
+  /** The leader looks again after metadata.max.age.ms, or every second while a topic is missing. */
   private scheduleMetadataCheck(): void {
-    const missing = this.partitionCounts.size < this.subscriptions.subscription().size;
+    const s = this.assignmentSnapshot;
+    if (s === undefined) {
+      this.nextMetadataCheck = Number.POSITIVE_INFINITY;
+      return;
+    }
+    const missing = s.counts.size < s.topics.length;
     this.nextMetadataCheck = Date.now() + (missing ? 1000 : this.config.metadataMaxAgeMs);
   }
 
-  /** Rejoins when a subscribed topic's partition count differs from the one of the last assignment. */
+  /** On the leader: rejoins when a topic's partition count differs from the one its assignment used. */
   private async maybeRequestRejoinForMetadata(): Promise<void> {
-    if (Date.now() < this.nextMetadataCheck) return;
-    const subscribed = [...this.subscriptions.subscription()];
+    const s = this.assignmentSnapshot;
+    if (s === undefined || Date.now() < this.nextMetadataCheck) return;
     let now: Map<string, number>;
     try {
-      now = await this.partitionCountsOf(subscribed);
+      now = await this.partitionCountsOf(s.topics);
     } catch {
-      this.scheduleMetadataCheck();
+      this.scheduleMetadataCheck(); // keep the snapshot: a failed look is no change
       return;
     }
-    const changed = subscribed.some((t) => now.get(t) !== this.partitionCounts.get(t));
-    this.partitionCounts = now;
     this.scheduleMetadataCheck();
-    if (changed) this.requestRejoin();
+    if (s.topics.some((t) => now.get(t) !== s.counts.get(t))) this.requestRejoin();
   }
 
   protected async onJoinComplete(_generation: Generation, assignment: Buffer): Promise<void> {
@@ -235,6 +245,8 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     const assigned = deserializeAssignment(assignment).filter((tp) => subscribed.has(tp.topic));
     this.subscriptions.assignFrom(assigned);
     this.nextAutoCommitDeadline = Date.now() + this.config.autoCommitIntervalMs;
+    this.assignmentSnapshot = this.pendingSnapshot;
+    this.pendingSnapshot = undefined;
     this.scheduleMetadataCheck();
     try {
       await this.listener?.onPartitionsAssigned?.(assigned);

@@ -2,9 +2,10 @@
 // subscribe() (partitions from the group's rebalances, through the ConsumerCoordinator), seek(),
 // seekToBeginning()/seekToEnd(), position(), beginningOffsets()/endOffsets()/offsetsForTimes(),
 // pause()/resume()/paused(), poll(timeoutMs) → records, commitSync()/commitAsync()/committed(),
-// groupMetadata(), unsubscribe(), close() (commits with enable.auto.commit, then leaves the group). A partition without a position starts at its committed
-// offset (with a group.id), else per auto.offset.reset (ListOffsets earliest/latest; "none" makes poll()
-// fail); the Fetcher does the fetching in incremental fetch sessions.
+// groupMetadata(), unsubscribe(), close() (commits with enable.auto.commit, then leaves the group). A
+// partition without a position starts at its committed offset (with a group.id), else per
+// auto.offset.reset (ListOffsets earliest/latest; "none" makes poll() fail); the Fetcher does the
+// fetching in incremental fetch sessions.
 //
 //   const consumer = new KafkaConsumer({ "bootstrap.servers": "127.0.0.1:9092", "group.id": "g" });
 //   consumer.subscribe(["orders"]);                      // or consumer.assign([{ topic: "orders", partition: 0 }])
@@ -296,7 +297,7 @@ export class KafkaConsumer {
     this.checkOpen();
     for (const t of targets) {
       if (BigInt(t.timestamp) < 0n) {
-        throw new RangeError(
+        throw new IllegalArgumentException(
           `The target time for partition ${t.topic}-${t.partition} is ${t.timestamp}. The target time cannot be negative.`,
         );
       }

@@ -3,7 +3,8 @@
 // names them: kafka_cluster_partition_{underreplicated,insyncreplicascount,underminisr,atminisr,
 // replicascount,laststableoffsetlag}{topic,partition}. As in Kafka, all but LastStableOffsetLag are 0 on
 // a follower: UnderReplicated is 1 when this broker leads and the ISR is smaller than the replica set;
-// UnderMinIsr / AtMinIsr are 1 when it leads and the ISR is below / exactly min.insync.replicas;
+// UnderMinIsr / AtMinIsr are 1 when it leads and the ISR is below / exactly the effective
+// min.insync.replicas (capped at the replica count, Partition.minIsr);
 // InSyncReplicasCount and ReplicasCount are the ISR and replica set sizes on the leader;
 // LastStableOffsetLag is the high watermark minus the last stable offset (open transactions), 0 without
 // a log. Dashboards use ReplicasCount to list topics and UnderMinIsr for alerts.

@@ -117,9 +117,13 @@ export class Partition {
     return this._assignment;
   }
 
-  /** min.insync.replicas of the partition's topic (its override, else the broker's). */
+  /**
+   * The min.insync.replicas in force (Kafka's effectiveMinIsr, since KAFKA-15583): the topic's setting
+   * (its override, else the broker's), but never more than the partition's replicas — a partition with
+   * fewer replicas than the setting is held to all of them.
+   */
   minIsr(): number {
-    return this.minInsyncReplicas();
+    return Math.min(this.minInsyncReplicas(), this._assignment.length);
   }
 
   get isLeader(): boolean {
@@ -299,7 +303,7 @@ export class Partition {
         `Leader not local for partition ${this.key} on broker ${this.localBrokerId}`,
       );
     }
-    const minIsr = this.minInsyncReplicas();
+    const minIsr = this.minIsr();
     if (requiredAcks === -1 && this._isr.length < minIsr) {
       throw new KafkaError(
         "NOT_ENOUGH_REPLICAS",
@@ -369,7 +373,7 @@ export class Partition {
     const log = this._log;
     if (!this.isLeader || log === undefined) return "NOT_LEADER_OR_FOLLOWER";
     if (log.highWatermark < requiredOffset) return undefined;
-    return this._isr.length >= this.minInsyncReplicas() ? "NONE" : "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    return this._isr.length >= this.minIsr() ? "NONE" : "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
   }
 
   /**

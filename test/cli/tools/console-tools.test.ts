@@ -352,6 +352,13 @@ describe("console-consumer", () => {
       ],
     );
     assert.equal(viaProperty.stdout, "42\n");
+    // As Kafka's formatterArgs(): a --property value wins over the flag.
+    const propertyWins = await consume(
+      "cc-longs",
+      ...["--from-beginning", "--max-messages", "1", "--value-deserializer", "com.example.Nope"],
+      ...["--property", `value.deserializer=${serde}LongDeserializer`],
+    );
+    assert.equal(propertyWins.stdout, "42\n");
     assert.match(
       oneLineError(await consume("cc-longs", "--value-deserializer", "com.example.Nope"), "unknown class"),
       /^--value-deserializer: unknown class 'com\.example\.Nope' \(expected one of org\.apache\.kafka\.common\.serialization\.StringDeserializer, /,
@@ -464,6 +471,21 @@ describe("console-consumer", () => {
     // nothing (enable.auto.commit=false).
     const fresh = await consume("cc-group", "--from-beginning", "--max-messages", "5");
     assert.deepEqual(fresh.stdout.split("\n").filter(Boolean).sort(), ["a", "b", "c", "d", "e"]);
+  });
+
+  test("--group with --max-messages commits only what it printed: the next run goes on from there", async () => {
+    const created = await tributary([
+      ...["topics", "--bootstrap-server", fx.broker.bootstrap, "--create", "--topic", "cc-steps"],
+      ...["--partitions", "1"],
+    ]);
+    assert.equal(created.code, 0, describeResult("topics --create", created));
+    await produce("cc-steps", "s0\ns1\ns2\ns3\n");
+    // Each run polls all four records but prints one; Kafka seeks the rest back before committing.
+    for (const expected of ["s0\n", "s1\n", "s2\n"]) {
+      const r = await consume("cc-steps", "--group", "cg-steps", "--from-beginning", "--max-messages", "1");
+      assert.equal(r.code, 0, describeResult("console-consumer --group --max-messages 1", r));
+      assert.equal(r.stdout, expected);
+    }
   });
 
   test("errors: one line, exit 1", async () => {

@@ -72,6 +72,8 @@ test("strings, booleans, UUIDs and Bytes", () => {
     run("UUIDDeserializer", Buffer.from("0E984725-C51C-4BF4-9960-E1C80E27ABA0")),
     "0e984725-c51c-4bf4-9960-e1c80e27aba0",
   );
+  // As Java's UUID.fromString, short groups are taken and printed padded.
+  assert.equal(run("UUIDDeserializer", Buffer.from("1-2-3-4-5")), "00000001-0002-0003-0004-000000000005");
   assert.equal(run("BytesDeserializer", Buffer.from([0x41, 0x00, 0x5c, 0x7e, 0xff])), "A\\x00\\x5C~\\xFF");
 });
 
@@ -84,8 +86,10 @@ test("wrong sizes fail with Kafka's messages; unknown classes are not offered", 
   fails("LongDeserializer", Buffer.from("null"), "Size of data received by LongDeserializer is not 8");
   fails("IntegerDeserializer", Buffer.alloc(8), "Size of data received by IntegerDeserializer is not 4");
   fails("ShortDeserializer", Buffer.alloc(1), "Size of data received by ShortDeserializer is not 2");
-  fails("DoubleDeserializer", Buffer.alloc(4), "Size of data received by DoubleDeserializer is not 8");
-  fails("BooleanDeserializer", Buffer.from([2]), "Unexpected byte received by BooleanDeserializer: 2");
+  // Kafka's DoubleDeserializer and FloatDeserializer name themselves "Deserializer" in this message.
+  fails("DoubleDeserializer", Buffer.alloc(4), "Size of data received by Deserializer is not 8");
+  fails("FloatDeserializer", Buffer.alloc(8), "Size of data received by Deserializer is not 4");
+  fails("BooleanDeserializer", Buffer.from([0xff]), "Unexpected byte received by BooleanDeserializer: -1");
   fails("UUIDDeserializer", Buffer.from("nope"), "Error parsing data into UUID");
   assert.equal(deserializerFor(`${P}ByteArrayDeserializer`), undefined);
   assert.equal(deserializerFor("LongDeserializer"), undefined, "class names are fully qualified");

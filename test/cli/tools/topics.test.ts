@@ -93,6 +93,10 @@ describe("tributary topics", () => {
       "metrics_raw.v1",
       "orders",
     ]);
+    assert.equal(
+      oneLineError(await topics("--list", "--topic", "ord(ers"), "bad regex"),
+      "Error while executing topic command : ord(ers is an invalid regex.",
+    );
     assert.deepEqual(ok(await topics("--list", "--topic", "metrics_raw\\.v1,orders"), "list regex"), [
       "metrics_raw.v1",
       "orders",

@@ -141,13 +141,24 @@ test("acks=-1 waits for a follower in the ISR and times out with REQUEST_TIMED_O
 });
 
 test("min.insync.replicas: acks=-1 gets NOT_ENOUGH_REPLICAS when the ISR is too small, acks=1 is accepted", async (t) => {
-  const b = startBroker({ rmConfig: { minInsyncReplicas: (topic) => (topic === "strict" ? 2 : 1) } });
+  const b = startBroker({
+    rmConfig: { minInsyncReplicas: (topic) => (topic === "strict" || topic === "single" ? 2 : 1) },
+  });
   t.after(() => b.cleanup());
-  createTopics(b, { strict: 1, loose: 1 });
+  createTopics(b, { loose: 1, single: 1 });
+  // Two replicas, one of them in sync: below min.insync.replicas=2.
+  b.replicaManager.becomeLeaderOrFollower([
+    leaderState("strict", 0, { replicas: [BROKER_ID, 1], isr: [BROKER_ID] }),
+  ]);
   const [r] = await b.replicaManager.appendRecords(1000, -1, [
     { topicPartition: tp("strict"), records: records(1) },
   ]);
   assert.equal(r.error, "NOT_ENOUGH_REPLICAS");
+  // One replica, in sync: Kafka's effective min ISR is min(min.insync.replicas, replicas) = 1.
+  const [single] = await b.replicaManager.appendRecords(1000, -1, [
+    { topicPartition: tp("single"), records: records(1) },
+  ]);
+  assert.equal(single.error, "NONE");
   const [r1] = await b.replicaManager.appendRecords(1000, 1, [
     { topicPartition: tp("strict"), records: records(1) },
   ]);
