@@ -2,7 +2,9 @@
 // as this broker knows it (leader, leader epoch, ISR, assignment), the local replica's log, and, when it is
 // the leader, the state of the other replicas (their log end offsets, Kafka's remote replica state) from
 // which it moves the high watermark: HW = min LEO over the ISR (with RF 1 the ISR is [self], so the HW is
-// the log end offset after every append). Leader-side appends check leadership and min.insync.replicas;
+// the log end offset after every append), held while the ISR is below the effective min.insync.replicas
+// (the setting capped at the replica count, Kafka since KAFKA-15583). Leader-side appends check
+// leadership and, with acks=-1, that effective min.insync.replicas;
 // reads check leadership and the caller's leader epoch and bound what is visible by the fetch isolation.
 // Producer batches go through the LogValidator (storage/log-validator.ts) before the log's append. A
 // replica whose log cannot be opened or written is offline: an I/O error on it is reported once by the
@@ -328,10 +330,15 @@ export class Partition {
     return { info, hwIncremented };
   }
 
-  /** HW = min LEO over the ISR (the leader's own LEO included); returns whether it moved. */
+  /**
+   * HW = min LEO over the ISR (the leader's own LEO included); returns whether it moved. Not while the
+   * ISR is below the effective min.insync.replicas (Kafka since KAFKA-15583): records written then with
+   * acks=0/1 stay invisible to consumers until enough replicas have them.
+   */
   maybeIncrementLeaderHW(): boolean {
     const log = this._log;
     if (!this.isLeader || log === undefined) return false;
+    if (this._isr.length < this.minIsr()) return false;
     let newHw = log.logEndOffset;
     for (const id of this._isr) {
       if (id === this.localBrokerId) continue;

@@ -159,10 +159,16 @@ test("min.insync.replicas: acks=-1 gets NOT_ENOUGH_REPLICAS when the ISR is too 
     { topicPartition: tp("single"), records: records(1) },
   ]);
   assert.equal(single.error, "NONE");
+  assert.equal(b.replicaManager.getPartition(tp("single"))?.log?.highWatermark, 1n);
   const [r1] = await b.replicaManager.appendRecords(1000, 1, [
     { topicPartition: tp("strict"), records: records(1) },
   ]);
   assert.equal(r1.error, "NONE");
+  // Accepted with acks=1, but the high watermark stays while the ISR is under min.insync.replicas
+  // (Kafka since KAFKA-15583): consumers do not see the record yet.
+  const strict = b.replicaManager.getPartition(tp("strict"))!;
+  assert.equal(strict.log?.logEndOffset, 1n);
+  assert.equal(strict.log?.highWatermark, 0n);
   const [r2] = await b.replicaManager.appendRecords(1000, -1, [
     { topicPartition: tp("loose"), records: records(1) },
   ]);
