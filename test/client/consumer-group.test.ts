@@ -217,6 +217,28 @@ describe("KafkaConsumer in a consumer group", () => {
     assert.ok(!(await topicNames()).includes("not-auto-created"), "created though not allowed");
   });
 
+  test("subscribe(pattern): every matching topic, whole names only, and a matching topic created later", async () => {
+    await createTopic("pat-a", 1);
+    await createTopic("pat-b", 2);
+    await createTopic("xpat-a", 1); // "pat-.*" must match the whole name
+    await produce("pat-a", 2, 1, "a");
+    await produce("pat-b", 1, 2, "b");
+    await produce("xpat-a", 1, 1, "x");
+    const c = member("g-pattern", { "metadata.max.age.ms": "1000" });
+    await c.subscribe(/pat-.*/);
+    const got: ConsumerRecord[] = [];
+    await pollUntil([c], [got], "the records of pat-a and pat-b", () => got.length >= 4);
+    assert.deepEqual(c.subscription().sort(), ["pat-a", "pat-b"]);
+    assert.deepEqual(got.map((r) => r.value?.toString()).sort(), ["a-0-0", "a-0-1", "b-0-0", "b-1-0"]);
+    // A topic created later joins the subscription at the next metadata look (metadata.max.age.ms).
+    await createTopic("pat-c", 1);
+    await produce("pat-c", 1, 1, "c");
+    await pollUntil([c], [got], "the record of pat-c", () => got.some((r) => r.topic === "pat-c"));
+    assert.deepEqual(c.subscription().sort(), ["pat-a", "pat-b", "pat-c"]);
+    assert.ok(!got.some((r) => r.topic === "xpat-a"), "a partial match is not a match");
+    await assert.rejects(c.subscribe(["pat-a"]), IllegalStateException);
+  });
+
   test("commitSync then a new member of the group resumes at the committed offsets", async () => {
     await createTopic("resume", 2);
     await produce("resume", 10, 2, "old");

@@ -1,5 +1,6 @@
 // `tributary console-consumer`: Kafka's kafka-console-consumer.sh with its DefaultMessageFormatter.
-// Reads --topic in a consumer group (subscribe): --group (or group.id in --consumer-property /
+// Reads --topic (or the topics whose whole name --include's regular expression matches, a pattern
+// subscription) in a consumer group (subscribe): --group (or group.id in --consumer-property /
 // --consumer.config, which must agree), else a random "console-consumer-NNNNN" group with
 // enable.auto.commit=false unless set, as Kafka's ConsoleConsumerOptions; a group's committed offsets
 // win, else auto.offset.reset (--from-beginning: earliest, default latest; an explicit auto.offset.reset
@@ -36,6 +37,11 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
   options: [
     bootstrapServerOption(),
     { name: "topic", description: "The topic to consume on.", arg: { type: "String", describedAs: "topic" } },
+    {
+      name: "include",
+      description: "Regular expression specifying list of topics to include for consumption.",
+      arg: { type: "String", describedAs: "Java regex (String)" },
+    },
     {
       name: "partition",
       description:
@@ -134,7 +140,10 @@ export interface FormatterConfig {
 }
 
 export interface ConsoleConsumerOptions {
-  topic: string;
+  /** --topic, or undefined with --include. */
+  topic: string | undefined;
+  /** --include: a pattern subscription (whole topic names, internal topics aside). */
+  include: RegExp | undefined;
   partition: number | undefined;
   /** earliest, latest, or an offset. */
   offset: "earliest" | "latest" | bigint;
@@ -147,8 +156,19 @@ export interface ConsoleConsumerOptions {
 
 export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions {
   checkRequired(args, "bootstrap-server");
-  if (!args.has("topic")) throw new UsageError("Exactly one of include/topic is required.");
+  if (args.has("topic") === args.has("include"))
+    throw new UsageError("Exactly one of include/topic is required.");
+  let include: RegExp | undefined;
+  if (args.has("include")) {
+    try {
+      include = new RegExp(args.value("include")!);
+    } catch {
+      throw new UsageError(`--include: '${args.value("include")}' is not a valid regular expression`);
+    }
+  }
   const partition = args.int("partition");
+  if (partition !== undefined && include !== undefined)
+    throw new UsageError("The topic is required when partition is specified.");
   if (partition !== undefined && partition < 0) throw new UsageError(`Invalid partition ${partition}`);
   const fromBeginning = args.has("from-beginning");
   let offset: "earliest" | "latest" | bigint = fromBeginning ? "earliest" : "latest";
@@ -242,7 +262,8 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
     return d;
   };
   return {
-    topic: args.value("topic")!,
+    topic: args.value("topic"),
+    include,
     partition,
     offset,
     // As Kafka's ConsoleConsumer: -1 (the default) is no limit; any other value is the limit, 0 included.
@@ -375,8 +396,10 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
-      const partitions = await consumer.partitionsFor(o.topic);
-      if (o.partition !== undefined) {
+      if (o.include !== undefined) {
+        await consumer.subscribe(o.include);
+      } else if (o.partition !== undefined && o.topic !== undefined) {
+        const partitions = await consumer.partitionsFor(o.topic);
         if (!partitions.includes(o.partition)) {
           throw new UsageError(
             `Partition ${o.partition} of topic ${o.topic} does not exist (the topic has ${partitions.length} partitions)`,
@@ -387,7 +410,8 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
         if (typeof o.offset === "bigint") consumer.seek(tp, o.offset);
         else if (o.offset === "earliest") consumer.seekToBeginning([tp]);
         else consumer.seekToEnd([tp]);
-      } else {
+      } else if (o.topic !== undefined) {
+        await consumer.partitionsFor(o.topic);
         await consumer.subscribe([o.topic]);
       }
       let lastData = Date.now();

@@ -54,6 +54,8 @@ export interface ConsumerConfig {
    * one (when its auto.create.topics.enable is on), as Kafka's consumer does.
    */
   allowAutoCreateTopics: boolean;
+  /** exclude.internal.topics: a subscribed pattern never matches internal topics (__consumer_offsets, …). */
+  excludeInternalTopics: boolean;
 }
 
 export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
@@ -81,6 +83,7 @@ export const CONSUMER_DEFAULTS: Omit<ConsumerConfig, "bootstrapServers"> = {
   partitionAssignmentStrategy: ["range"],
   metadataMaxAgeMs: 300000,
   allowAutoCreateTopics: true,
+  excludeInternalTopics: true,
 };
 
 /** partition.assignment.strategy: a list of assignor names or Kafka class names. */
@@ -148,6 +151,9 @@ export function consumerConfigFromProperties(props: Readonly<Record<string, stri
         break;
       case "allow.auto.create.topics":
         c.allowAutoCreateTopics = boolValue(key, value);
+        break;
+      case "exclude.internal.topics":
+        c.excludeInternalTopics = boolValue(key, value);
         break;
       case "check.crcs":
         c.checkCrcs = value.trim().toLowerCase() !== "false";

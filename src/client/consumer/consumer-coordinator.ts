@@ -90,6 +90,8 @@ export class ConsumerCoordinator extends AbstractCoordinator {
   /** The snapshot of this member's assignment as leader, kept until its join completes. */
   private pendingSnapshot: { topics: string[]; counts: Map<string, number> } | undefined;
   private nextMetadataCheck = Number.POSITIVE_INFINITY;
+  /** subscribe(pattern): when to look at the cluster's topics again (metadata.max.age.ms). */
+  private nextPatternCheck = 0;
   private closing = false;
   private readonly log: Logger;
 
@@ -214,6 +216,35 @@ export class ConsumerCoordinator extends AbstractCoordinator {
     return out;
   }
 
+  /** subscribe(pattern) was called: look at the cluster's topics on the next poll. */
+  requestPatternUpdate(): void {
+    this.nextPatternCheck = 0;
+  }
+
+  /**
+   * Kafka's updatePatternSubscription: the topics of the cluster (internal ones aside with
+   * exclude.internal.topics) whose whole name the pattern matches become the subscription; a change
+   * brings a rejoin (rejoinNeededOrPending compares it with the joined one).
+   */
+  private async maybeUpdatePatternSubscription(): Promise<void> {
+    if (Date.now() < this.nextPatternCheck) return;
+    let topics: ReadonlyMap<string, { readonly isInternal: boolean; readonly errorCode: number }>;
+    try {
+      topics = (await this.cluster.refreshMetadata(null)).topics;
+    } catch {
+      this.nextPatternCheck = Date.now() + this.config.retryBackoffMs;
+      return;
+    }
+    this.nextPatternCheck = Date.now() + this.config.metadataMaxAgeMs;
+    const matched: string[] = [];
+    for (const [name, t] of topics) {
+      if (t.errorCode !== ErrorCode.NONE) continue;
+      if (t.isInternal && this.config.excludeInternalTopics) continue;
+      if (this.subscriptions.matchesSubscribedPattern(name)) matched.push(name);
+    }
+    this.subscriptions.changeSubscription(matched.sort());
+  }
+
   /** The leader looks again after metadata.max.age.ms, or every second while a topic is missing. */
   private scheduleMetadataCheck(): void {
     const s = this.assignmentSnapshot;
@@ -273,6 +304,7 @@ export class ConsumerCoordinator extends AbstractCoordinator {
    */
   async poll(deadline: number): Promise<boolean> {
     this.throwIfFatal();
+    if (this.subscriptions.pattern !== undefined) await this.maybeUpdatePatternSubscription();
     if (this.subscriptions.hasAutoAssignedPartitions() && !this.rejoinNeededOrPending())
       await this.maybeRequestRejoinForMetadata();
     if (this.subscriptions.hasAutoAssignedPartitions() && this.rejoinNeededOrPending()) {

@@ -97,10 +97,22 @@ export class KafkaConsumer {
 
   /**
    * Subscribes to topics: the group assigns their partitions on the next poll() (replaces an earlier
-   * subscription; an empty list unsubscribes). Needs group.id; exclusive with assign().
+   * subscription; an empty list unsubscribes). Or to a pattern (Kafka's subscribe(Pattern)): every topic
+   * whose whole name it matches, internal topics aside with exclude.internal.topics, looked up again every
+   * metadata.max.age.ms so new matching topics join the subscription. Needs group.id; exclusive with
+   * assign() and with the other kind of subscription.
    */
-  async subscribe(topics: readonly string[], listener?: ConsumerRebalanceListener): Promise<void> {
+  async subscribe(topics: readonly string[] | RegExp, listener?: ConsumerRebalanceListener): Promise<void> {
     this.checkOpen();
+    if (topics instanceof RegExp) {
+      const coordinator = this.requireGroup();
+      if (this.subscriptions.subscriptionType === "USER_ASSIGNED" || this.subscriptions.subscriptionType === "AUTO_TOPICS")
+        throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
+      coordinator.setListener(listener);
+      this.subscriptions.subscribePattern(topics);
+      coordinator.requestPatternUpdate();
+      return;
+    }
     if (topics.length === 0) {
       await this.unsubscribe();
       return;
@@ -112,7 +124,10 @@ export class KafkaConsumer {
         );
     }
     const coordinator = this.requireGroup();
-    if (this.subscriptions.subscriptionType === "USER_ASSIGNED")
+    if (
+      this.subscriptions.subscriptionType === "USER_ASSIGNED" ||
+      this.subscriptions.subscriptionType === "AUTO_PATTERN"
+    )
       throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
     coordinator.setListener(listener);
     const wanted = new Set(topics);
@@ -195,7 +210,7 @@ export class KafkaConsumer {
   /** Reads exactly these partitions (replaces any earlier assignment). */
   assign(partitions: readonly TopicPartition[]): void {
     this.checkOpen();
-    if (this.subscriptions.subscriptionType === "AUTO_TOPICS")
+    if (this.subscriptions.hasAutoAssignedPartitions())
       throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
     const before = this.subscriptions.assignment();
     if (partitions.length === 0) {

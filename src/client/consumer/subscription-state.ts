@@ -2,8 +2,9 @@
 // record poll() returns), its fetch position (the next offset to fetch, ahead of the position while
 // fetched records wait in the buffer), a pending offset reset (auto.offset.reset, seekToBeginning/End)
 // and the high watermark / last stable offset of the last fetch (Kafka's SubscriptionState). The
-// partitions come from assign() (USER_ASSIGNED) or, for subscribe() (AUTO_TOPICS), from the group
-// coordinator on each rebalance; the two are exclusive, with Kafka's IllegalStateException. A newly
+// partitions come from assign() (USER_ASSIGNED) or, for subscribe() to topics (AUTO_TOPICS) or to a
+// pattern (AUTO_PATTERN: the topics whose whole name it matches, as metadata shows them), from the group
+// coordinator on each rebalance; the kinds are exclusive, with Kafka's IllegalStateException. A newly
 // assigned partition is "initializing" until the committed offsets were looked up for it (with a
 // group.id), so they win over auto.offset.reset. A partition may be paused (pause()/resume()): it stays
 // assigned, with its position, but is not fetched and poll() returns none of its records. A group
@@ -14,8 +15,8 @@ import type { TopicPartition } from "../../common/topic-partition.js";
 
 export type OffsetResetStrategy = "earliest" | "latest" | "none";
 
-/** Kafka's SubscriptionType (pattern subscriptions are not supported). */
-export type SubscriptionType = "NONE" | "AUTO_TOPICS" | "USER_ASSIGNED";
+/** Kafka's SubscriptionType. */
+export type SubscriptionType = "NONE" | "AUTO_TOPICS" | "AUTO_PATTERN" | "USER_ASSIGNED";
 
 /** Kafka's IllegalStateException. */
 export class IllegalStateException extends Error {
@@ -53,6 +54,8 @@ export class SubscriptionState {
   private readonly states = new Map<string, PartitionState>();
   private type: SubscriptionType = "NONE";
   private topics: ReadonlySet<string> = new Set();
+  /** subscribe(pattern): matched against whole topic names. */
+  private subscribedPattern: RegExp | undefined;
 
   constructor(private readonly defaultReset: OffsetResetStrategy) {}
 
@@ -60,9 +63,36 @@ export class SubscriptionState {
     return this.type;
   }
 
-  /** True when partitions come from the group (subscribe()). */
+  /** True when partitions come from the group (subscribe() to topics or to a pattern). */
   hasAutoAssignedPartitions(): boolean {
-    return this.type === "AUTO_TOPICS";
+    return this.type === "AUTO_TOPICS" || this.type === "AUTO_PATTERN";
+  }
+
+  /** The pattern of subscribe(pattern), undefined otherwise. */
+  get pattern(): RegExp | undefined {
+    return this.subscribedPattern;
+  }
+
+  /**
+   * subscribe(pattern) (Kafka's AUTO_PATTERN): the subscribed topics are then the cluster's topics whose
+   * whole name the pattern matches (Matcher.matches), set by changeSubscription as metadata is looked at.
+   */
+  subscribePattern(pattern: RegExp): void {
+    this.setType("AUTO_PATTERN");
+    this.subscribedPattern = new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace(/[gy]/g, ""));
+  }
+
+  /** Whether `topic` is one the subscribed pattern matches. */
+  matchesSubscribedPattern(topic: string): boolean {
+    return this.subscribedPattern?.test(topic) ?? false;
+  }
+
+  /** The topics a pattern matched now (Kafka's changeSubscription): true when they changed. */
+  changeSubscription(topics: readonly string[]): boolean {
+    const next = new Set(topics);
+    const changed = next.size !== this.topics.size || [...next].some((t) => !this.topics.has(t));
+    this.topics = next;
+    return changed;
   }
 
   /** The subscribed topics (empty unless subscribe() was used). */
@@ -78,10 +108,7 @@ export class SubscriptionState {
   /** subscribe(topics): true when the subscription changed. */
   subscribe(topics: readonly string[]): boolean {
     this.setType("AUTO_TOPICS");
-    const next = new Set(topics);
-    const changed = next.size !== this.topics.size || [...next].some((t) => !this.topics.has(t));
-    this.topics = next;
-    return changed;
+    return this.changeSubscription(topics);
   }
 
   /** assign(partitions) by the user. */
@@ -93,6 +120,7 @@ export class SubscriptionState {
   /** unsubscribe(): no topics, no partitions, no type. */
   unsubscribe(): void {
     this.topics = new Set();
+    this.subscribedPattern = undefined;
     this.states.clear();
     this.type = "NONE";
   }

@@ -473,6 +473,20 @@ describe("console-consumer", () => {
     assert.deepEqual(fresh.stdout.split("\n").filter(Boolean).sort(), ["a", "b", "c", "d", "e"]);
   });
 
+  test("--include: a pattern subscription over every topic whose whole name matches", async () => {
+    for (const topic of ["inc-one", "inc-two", "xinc-one"]) {
+      const r = await produce(topic, `${topic}-value\n`);
+      assert.equal(r.code, 0, describeResult("console-producer", r));
+    }
+    const r = await tributary([
+      ...["console-consumer", "--bootstrap-server", fx.broker.bootstrap, "--include", "inc-.*"],
+      ...["--from-beginning", "--timeout-ms", "4000"],
+    ]);
+    assert.equal(r.code, 0, describeResult("console-consumer --include", r));
+    assert.deepEqual(r.stdout.split("\n").filter(Boolean).sort(), ["inc-one-value", "inc-two-value"]);
+    assert.match(r.stderr, /Processed a total of 2 messages\n$/);
+  });
+
   test("--group with --max-messages commits only what it printed: the next run goes on from there", async () => {
     const created = await tributary([
       ...["topics", "--bootstrap-server", fx.broker.bootstrap, "--create", "--topic", "cc-steps"],
@@ -510,6 +524,10 @@ describe("console-consumer", () => {
     assert.equal(
       oneLineError(await consume("cc", "--offset", "3"), "offset without partition"),
       "The partition is required when offset is specified.",
+    );
+    assert.equal(
+      oneLineError(await consume("cc", "--include", "c.*"), "--topic and --include"),
+      "Exactly one of include/topic is required.",
     );
     assert.equal(
       oneLineError(await consume("cc", "--partition", "0", "--offset", "1", "--from-beginning"), "both"),
