@@ -106,7 +106,10 @@ export class KafkaConsumer {
     this.checkOpen();
     if (topics instanceof RegExp) {
       const coordinator = this.requireGroup();
-      if (this.subscriptions.subscriptionType === "USER_ASSIGNED" || this.subscriptions.subscriptionType === "AUTO_TOPICS")
+      if (
+        this.subscriptions.subscriptionType === "USER_ASSIGNED" ||
+        this.subscriptions.subscriptionType === "AUTO_TOPICS"
+      )
         throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
       coordinator.setListener(listener);
       this.subscriptions.subscribePattern(topics);
