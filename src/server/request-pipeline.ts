@@ -29,6 +29,7 @@ import type { ApiVersion } from "../protocol/generated/messages/ApiVersionsRespo
 import { type HandlerRegistration, NO_RESPONSE } from "./handler.js";
 import { apiVersionsErrorResponseFrame, apiVersionsHandler } from "./handlers/18-api-versions.js";
 import { type RequestTiming, requestMetricNames } from "./metrics/request-metrics.js";
+import { responseErrorCounts } from "./metrics/response-error-counts.js";
 import type { RequestContext } from "./request-context.js";
 
 /** What the socket server knows about the connection a request came from. */
@@ -56,6 +57,8 @@ interface DecodedInfo {
   apiName?: string;
   version: number;
   body?: unknown;
+  /** Error codes of the response and how often each appears (ErrorsPerSec). */
+  errors?: ReadonlyMap<number, number>;
 }
 
 /** The API listeners a ZooKeeper-mode broker serves. */
@@ -137,6 +140,7 @@ export class RequestPipeline {
     if (outcome.kind === "close" || info.apiName === undefined) return outcome;
     const timing: RequestTiming = {
       names: requestMetricNames(info.apiName, info.version, info.body),
+      errors: info.errors,
       version: info.version,
       receivedNs,
       dequeuedNs,
@@ -222,6 +226,7 @@ export class RequestPipeline {
       body = await route.registration.handle(ctx, request.body);
     } catch (e) {
       const code = e instanceof KafkaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+      info.errors = new Map([[code, 1]]);
       if (!(e instanceof KafkaError)) {
         this.logger.error(
           `Unexpected error handling request ${api.name} v${version} correlationId ${correlationId} from ${conn.connectionId}: ${(e as Error)?.stack ?? e}`,
@@ -230,6 +235,7 @@ export class RequestPipeline {
       return this.errorOutcome(route, request, code, e instanceof Error ? e.message : String(e));
     }
     if (body === NO_RESPONSE) return { kind: "none" };
+    info.errors = responseErrorCounts(body);
     try {
       return { kind: "response", api: api.name, chunks: encodeResponse(api, version, correlationId, body) };
     } catch (e) {

@@ -1,5 +1,7 @@
 // RequestMetrics: Kafka's kafka.network:type=RequestMetrics per request name — RequestsPerSec per API
-// version, and the TotalTimeMs / RequestQueueTimeMs / ResponseSendTimeMs histograms — recorded when a
+// version, ErrorsPerSec per error code of the responses (every errorCode in the body, NONE included; a
+// handler's failure counts its one code), and the TotalTimeMs / RequestQueueTimeMs / ResponseSendTimeMs
+// histograms — recorded when a
 // request's response has been written (Kafka's RequestChannel.updateRequestMetrics). A Fetch counts under
 // "Fetch" and also "FetchConsumer" or "FetchFollower", as Kafka does.
 //
@@ -13,13 +15,15 @@
 // split into local work and purgatory wait, there are no quotas, and a response is written as soon as it
 // exists.
 // Exported as the JMX exporter's rules name and type them: kafka_network_requestmetrics_requests_total
-// {request,version} (counter), kafka_network_requestmetrics_totaltimems{request,quantile} (gauge) with
+// {request,version} and kafka_network_requestmetrics_errors_total{request,error} (counters),
+// kafka_network_requestmetrics_totaltimems{request,quantile} (gauge) with
 // …_totaltimems_count{request} (counter), plus …_totaltimems_sum{request} (counter, Tributary's).
 
 import type { MetricFamily, Sample } from "../../common/metrics/exposition.js";
 import { type Histogram, YAMMER_QUANTILES } from "../../common/metrics/histogram.js";
 import type { Meter } from "../../common/metrics/meter.js";
 import type { MetricsRegistry } from "../../common/metrics/metrics-registry.js";
+import { errorDefinition } from "../../protocol/errors.js";
 
 /** When a request moved through the broker (monotonic ns), carried from the pipeline to the socket write. */
 export interface RequestTiming {
@@ -29,6 +33,8 @@ export interface RequestTiming {
   readonly receivedNs: bigint;
   readonly dequeuedNs: bigint;
   readonly completedNs: bigint;
+  /** The response's error codes and their counts (response-error-counts.ts), when it has a body. */
+  readonly errors?: ReadonlyMap<number, number>;
 }
 
 const FETCH_CONSUMER: readonly string[] = Object.freeze(["Fetch", "FetchConsumer"]);
@@ -52,6 +58,8 @@ export function requestMetricNames(apiName: string, version: number, body: unkno
 
 class RequestNameMetrics {
   readonly requestsByVersion = new Map<number, Meter>();
+  /** ErrorsPerSec per error code. */
+  readonly errorsByCode = new Map<number, Meter>();
   readonly totalTimeMs: Histogram;
   readonly requestQueueTimeMs: Histogram;
   readonly responseSendTimeMs: Histogram;
@@ -60,6 +68,15 @@ class RequestNameMetrics {
     this.totalTimeMs = registry.newHistogram();
     this.requestQueueTimeMs = registry.newHistogram();
     this.responseSendTimeMs = registry.newHistogram();
+  }
+
+  errorRate(code: number): Meter {
+    let m = this.errorsByCode.get(code);
+    if (m === undefined) {
+      m = this.registry.newMeter();
+      this.errorsByCode.set(code, m);
+    }
+    return m;
   }
 
   requestRate(version: number): Meter {
@@ -118,6 +135,7 @@ export class RequestMetrics {
       m.totalTimeMs.update(totalMs);
       m.requestQueueTimeMs.update(queueMs);
       m.responseSendTimeMs.update(sendMs);
+      if (timing.errors !== undefined) for (const [code, n] of timing.errors) m.errorRate(code).mark(n);
     }
   }
 
@@ -133,12 +151,28 @@ export class RequestMetrics {
         });
       }
     }
+    const errors: Sample[] = [];
+    for (const request of names) {
+      const m = this.byName.get(request)!;
+      for (const code of [...m.errorsByCode.keys()].sort((a, b) => a - b)) {
+        errors.push({
+          labels: { request, error: errorDefinition(code)?.name ?? `UNKNOWN_${code}` },
+          value: m.errorsByCode.get(code)!.count,
+        });
+      }
+    }
     const families: MetricFamily[] = [
       {
         name: "kafka_network_requestmetrics_requests_total",
         help: "Requests answered, per request name and API version (RequestsPerSec)",
         type: "counter",
         samples: requests,
+      },
+      {
+        name: "kafka_network_requestmetrics_errors_total",
+        help: "Error codes in responses, NONE included, per request name and error (ErrorsPerSec)",
+        type: "counter",
+        samples: errors,
       },
     ];
     // As the exporter's rules type them: the percentiles a gauge, Count a counter (`_count`); `_sum` is

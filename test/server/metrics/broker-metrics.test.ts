@@ -232,6 +232,20 @@ describe("Prometheus /metrics on a real broker", {
     assert.equal(delta("kafka_server_brokertopicmetrics_failedproducerequests_total"), failed);
     assert.equal(delta("kafka_server_brokertopicmetrics_messagesin_total", { topic: COMPACTED }), 0);
     assert.equal(delta("kafka_server_brokertopicmetrics_bytesin_total"), 0);
+    // ErrorsPerSec: the partition's INVALID_RECORD in each Produce response, and no NONE among them.
+    assert.equal(
+      delta("kafka_network_requestmetrics_errors_total", { request: "Produce", error: "INVALID_RECORD" }),
+      failed,
+    );
+    assert.equal(
+      delta("kafka_network_requestmetrics_errors_total", { request: "Produce", error: "NONE" }),
+      0,
+    );
+    assert.equal(s1.get("kafka_network_requestmetrics_errors_total")?.type, "counter");
+    // Successful requests count NONE (the Metadata requests KafkaJS sent: one per topic and partition).
+    assert.ok(
+      delta("kafka_network_requestmetrics_errors_total", { request: "Metadata", error: "NONE" }) >= 1,
+    );
   });
 
   test("partition, controller, socket-server, broker-state and process gauges", async () => {
