@@ -1,6 +1,6 @@
 // `tributary consumer-groups` (kafka-consumer-groups.sh, Kafka's ConsumerGroupCommand): the options and
-// argument checks of ConsumerGroupCommandOptions, and the actions --list (GROUP/STATE table with
-// --state), --describe (consumer-groups-describe.ts), --reset-offsets (consumer-groups-reset.ts),
+// argument checks of ConsumerGroupCommandOptions, and the actions --list (a GROUP table with TYPE and
+// STATE columns for --type / --state, which also filter), --describe (consumer-groups-describe.ts), --reset-offsets (consumer-groups-reset.ts),
 // --delete, --delete-offsets (TOPIC PARTITION STATUS table) and --validate-regex, over the admin
 // client and GroupAdmin. Failures print one line; the exit status is 1 whenever something failed.
 
@@ -138,6 +138,11 @@ export const CONSUMER_GROUPS_SPEC: ToolSpec = {
       arg: { type: "String", describedAs: "String" },
     },
     {
+      name: "type",
+      description: `When specified with '--list', it displays the types of all the groups. It can also be used to list groups with specific types.${NL}Example: --bootstrap-server localhost:9092 --list --type classic,consumer${NL}This option may be used with the '--list' option only.`,
+      arg: { type: "String", describedAs: "String" },
+    },
+    {
       name: "timeout",
       description:
         "The timeout that can be set for some use cases. For example, it can be used when describing the group to specify the maximum amount of time in milliseconds to wait before the group stabilizes (when the group is just created, or is going through some changes).",
@@ -175,12 +180,13 @@ export const CONSUMER_GROUPS_SPEC: ToolSpec = {
   ],
 };
 
-/** `--state` takes an optional value (joptsimple withOptionalArg): no value when an option follows. */
+/** `--state` and `--type` take an optional value (joptsimple withOptionalArg): none when an option follows. */
 function normalizeOptionalArgs(argv: readonly string[]): string[] {
   const outArgs: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === "--state" && (i + 1 >= argv.length || argv[i + 1].startsWith("--"))) outArgs.push("--state=");
+    if ((a === "--state" || a === "--type") && (i + 1 >= argv.length || argv[i + 1].startsWith("--")))
+      outArgs.push(`${a}=`);
     else outArgs.push(a);
   }
   return outArgs;
@@ -203,6 +209,7 @@ function checkArgs(args: ParsedArgs): void {
   unavailable(args, "verbose", "describe");
   unavailable(args, "offsets", "describe");
   unavailable(args, "state", "describe", "list");
+  unavailable(args, "type", "list");
   if (ACTIONS.filter((a) => args.has(a)).length !== 1)
     throw new UsageError(
       `Command must include exactly one action: ${ACTIONS.map((a) => `--${a}`).join(", ")}`,
@@ -308,21 +315,56 @@ function parseStates(input: string): string[] {
   });
 }
 
+/** Kafka's GroupType names (toString), parsed case-insensitively by consumerGroupTypesFromString. */
+const GROUP_TYPES = ["Consumer", "Classic", "Share"];
+
+function parseTypes(input: string): string[] {
+  return input
+    .toLowerCase()
+    .split(",")
+    .map((s) => {
+      const found = GROUP_TYPES.find((t) => t.toLowerCase() === s.trim());
+      if (!found)
+        throw new UsageError(`Invalid types list '${input}'. Valid types are: ${GROUP_TYPES.join(", ")}`);
+      return found;
+    });
+}
+
+/** listGroups / printGroupInfo: plain ids, or GROUP with TYPE and/or STATE columns (--type, --state). */
 async function listGroups(ctx: GroupsContext): Promise<void> {
-  if (!ctx.args.has("state")) {
+  const includeType = ctx.args.has("type");
+  const includeState = ctx.args.has("state");
+  if (!includeType && !includeState) {
     const ids = await listConsumerGroupIds(ctx);
     if (ids.length > 0) out(`${ids.join("\n")}\n`);
     return;
   }
-  const value = ctx.args.value("state") ?? "";
-  const states = value === "" ? [] : parseStates(value);
-  const listed = (await ctx.groups.listGroups({ states })).filter(
+  const stateValue = ctx.args.value("state") ?? "";
+  const typeValue = ctx.args.value("type") ?? "";
+  const states = stateValue === "" ? [] : parseStates(stateValue);
+  const types = typeValue === "" ? [] : parseTypes(typeValue);
+  const listed = (await ctx.groups.listGroups({ states, types })).filter(
     (g) => g.protocolType === "consumer" || g.protocolType === "",
   );
   const groupLen = Math.max(15, ...listed.map((g) => g.groupId.length)) + 10;
-  const widths = [groupLen, 20];
-  let text = `${row(["GROUP", "STATE"], widths)}\n`;
-  for (const g of listed) text += `${row([g.groupId, g.state === "" ? "Unknown" : g.state], widths)}\n`;
+  const columns: Array<[string, (g: (typeof listed)[number]) => string]> = [["GROUP", (g) => g.groupId]];
+  // GroupType.toString of the listing's type ("classic" → "Classic"), Unknown when not given.
+  if (includeType)
+    columns.push([
+      "TYPE",
+      (g) => GROUP_TYPES.find((t) => t.toLowerCase() === g.type.toLowerCase()) ?? "Unknown",
+    ]);
+  if (includeState) columns.push(["STATE", (g) => (g.state === "" ? "Unknown" : g.state)]);
+  const widths = columns.map((_, i) => (i === 0 ? groupLen : 20));
+  let text = `${row(
+    columns.map(([h]) => h),
+    widths,
+  )}\n`;
+  for (const g of listed)
+    text += `${row(
+      columns.map(([, f]) => f(g)),
+      widths,
+    )}\n`;
   out(text);
 }
 

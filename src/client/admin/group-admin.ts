@@ -30,6 +30,8 @@ export interface GroupListing {
   readonly protocolType: string;
   /** The group state (ListGroups v4+), "" when the broker does not say. */
   readonly state: string;
+  /** The group type, "classic" or "consumer" (ListGroups v5+), "" when the broker does not say. */
+  readonly type: string;
 }
 
 export interface GroupMemberDescription {
@@ -131,8 +133,13 @@ export class GroupAdmin {
     this.timeoutMs = options.timeoutMs ?? cluster.defaultApiTimeoutMs;
   }
 
-  /** ListGroups on every broker (states filter needs ListGroups v4), sorted by group id. */
-  async listGroups(options: { states?: readonly string[] } = {}): Promise<GroupListing[]> {
+  /**
+   * ListGroups on every broker, sorted by group id. A states filter needs ListGroups v4, a types filter
+   * ("classic", "consumer", "share") v5.
+   */
+  async listGroups(
+    options: { states?: readonly string[]; types?: readonly string[] } = {},
+  ): Promise<GroupListing[]> {
     const md = await this.cluster.withRetries(
       "Metadata",
       () => this.cluster.refreshMetadata(),
@@ -140,16 +147,18 @@ export class GroupAdmin {
     );
     const nodes = [...md.brokers.keys()].sort((a, b) => a - b);
     const states = options.states ?? [];
+    const types = options.types ?? [];
     const perBroker = await Promise.all(
       nodes.map((id) =>
         this.cluster.withRetries(
           `ListGroups(broker ${id})`,
           async () => {
             const conn = await this.cluster.connectionTo(id);
-            const version = conn.versionFor(Apis.ListGroups, { min: states.length > 0 ? 4 : 0 });
+            const min = types.length > 0 ? 5 : states.length > 0 ? 4 : 0;
+            const version = conn.versionFor(Apis.ListGroups, { min });
             const res = await conn.send(Apis.ListGroups, version, {
               statesFilter: [...states],
-              typesFilter: [],
+              typesFilter: [...types],
             });
             if (res.errorCode !== ErrorCode.NONE) throw new KafkaClientError(res.errorCode);
             return res.groups.map(
@@ -157,6 +166,7 @@ export class GroupAdmin {
                 groupId: g.groupId,
                 protocolType: g.protocolType,
                 state: version >= 4 ? g.groupState : "",
+                type: version >= 5 ? g.groupType : "",
               }),
             );
           },

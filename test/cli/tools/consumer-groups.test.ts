@@ -151,7 +151,7 @@ describe("consumer-groups with a live kcat member", () => {
     assert.match(memberId, /^rdkafka-[0-9a-f-]{36}$/);
   });
 
-  test("--list and --list --state show the group and its state", async () => {
+  test("--list, --list --state and --list --type show the group, its state and its type", async () => {
     assert.ok(ok(await cg("--list"), "list").includes("gk"));
     const state = ok(await cg("--list", "--state"), "list --state");
     assert.equal(state[0], `${"GROUP".padEnd(25)} ${"STATE".padEnd(20)}`);
@@ -163,6 +163,22 @@ describe("consumer-groups with a live kcat member", () => {
     assert.match(
       oneLineError(await cg("--list", "--state", "bogus"), "bad state"),
       /^Invalid state list 'bogus'\. Valid states are: /,
+    );
+    // --type (Kafka 3.8+): a TYPE column (kcat's group is a classic one), filtered by type.
+    const typed = ok(await cg("--list", "--type"), "list --type");
+    assert.equal(typed[0], `${"GROUP".padEnd(25)} ${"TYPE".padEnd(20)}`);
+    assert.ok(typed.includes(`${"gk".padEnd(25)} ${"Classic".padEnd(20)}`), typed.join("\n"));
+    const both = ok(await cg("--list", "--type", "classic", "--state"), "list --type classic --state");
+    assert.equal(both[0], `${"GROUP".padEnd(25)} ${"TYPE".padEnd(20)} ${"STATE".padEnd(20)}`);
+    assert.ok(
+      both.includes(`${"gk".padEnd(25)} ${"Classic".padEnd(20)} ${"Stable".padEnd(20)}`),
+      both.join("\n"),
+    );
+    const consumerType = ok(await cg("--list", "--type", "consumer"), "list --type consumer");
+    assert.deepEqual(consumerType, [`${"GROUP".padEnd(25)} ${"TYPE".padEnd(20)}`], "no KIP-848 groups here");
+    assert.equal(
+      oneLineError(await cg("--list", "--type", "bogus"), "bad type"),
+      "Invalid types list 'bogus'. Valid types are: Consumer, Classic, Share",
     );
   });
 
