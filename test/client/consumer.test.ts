@@ -5,7 +5,7 @@
 // fetch session (KIP-227) driven over a real connection; offsetsForTimes; prefetching stops once a
 // response's worth of data is buffered, and fetch sizes of 0 still make progress (one batch a fetch);
 // pause()/resume(): a paused partition's records wait (those already fetched are kept and do not hold back
-// the other partitions), then arrive in order.
+// the other partitions), then arrive in order; wakeup() ends a waiting poll with WakeupException.
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -315,6 +315,27 @@ describe("KafkaConsumer", () => {
     assert.deepEqual(
       got.map((r) => r.value?.toString()),
       values,
+    );
+    await c.close();
+  });
+
+  test("wakeup(): a waiting poll throws WakeupException at once; one before a poll makes the next throw", async () => {
+    await produce("wakeups", 0, ["w0"]);
+    const c = consumer({ "auto.offset.reset": "latest" });
+    c.assign([{ topic: "wakeups", partition: 0 }]);
+    const started = Date.now();
+    const waiting = c.poll(10_000);
+    setTimeout(() => c.wakeup(), 300);
+    await assert.rejects(waiting, (e: Error) => e.name === "WakeupException");
+    assert.ok(Date.now() - started < 3000, `woke after ${Date.now() - started} ms`);
+    c.wakeup();
+    await assert.rejects(c.poll(0), (e: Error) => e.name === "WakeupException");
+    // Then the consumer goes on as before.
+    await produce("wakeups", 0, ["w1"]);
+    const got = await pollN(c, 1);
+    assert.deepEqual(
+      got.map((r) => r.value?.toString()),
+      ["w1"],
     );
     await c.close();
   });

@@ -1,7 +1,7 @@
 // KafkaConsumer: Tributary's consumer client (Kafka's KafkaConsumer): assign() or, with a group.id,
 // subscribe() (partitions from the group's rebalances, through the ConsumerCoordinator), seek(),
 // seekToBeginning()/seekToEnd(), position(), beginningOffsets()/endOffsets()/offsetsForTimes(),
-// pause()/resume()/paused(), poll(timeoutMs) → records, commitSync()/commitAsync()/committed(),
+// pause()/resume()/paused(), poll(timeoutMs) → records, wakeup(), commitSync()/commitAsync()/committed(),
 // groupMetadata(), unsubscribe(), close() (commits with enable.auto.commit, then leaves the group). A
 // partition without a position starts at its committed offset (with a group.id), else per
 // auto.offset.reset (ListOffsets earliest/latest; "none" makes poll() fail); the Fetcher does the
@@ -49,6 +49,13 @@ export class IllegalArgumentException extends Error {
   override readonly name = "IllegalArgumentException";
 }
 
+/** Kafka's WakeupException: poll() was interrupted by wakeup(). */
+export class WakeupException extends Error {
+  override readonly name = "WakeupException";
+}
+
+const WOKEN: unique symbol = Symbol("woken");
+
 /** Kafka's InvalidGroupIdException message for group APIs used without a group.id. */
 const NO_GROUP_ID =
   "To use the group management or offset commit APIs, you must provide a valid group.id in the consumer configuration.";
@@ -66,6 +73,8 @@ export interface OffsetAndTimestamp {
 }
 
 export class KafkaConsumer {
+  private wakeupRequested = false;
+  private wakeupWaiters: Array<() => void> = [];
   readonly config: ConsumerConfig;
   private readonly cluster: ClusterClient;
   private readonly subscriptions: SubscriptionState;
@@ -335,8 +344,46 @@ export class KafkaConsumer {
   }
 
   /**
+   * Kafka's wakeup(): a poll() waiting for records or for its group join throws WakeupException at once;
+   * with none waiting, the next poll() does. Safe to call from anywhere (a signal handler, a timer) to end
+   * a poll loop; the consumer stays usable.
+   */
+  wakeup(): void {
+    this.wakeupRequested = true;
+    this.fetcher.wakeup();
+    for (const w of this.wakeupWaiters.splice(0)) w();
+  }
+
+  private maybeTriggerWakeup(): void {
+    if (!this.wakeupRequested) return;
+    this.wakeupRequested = false;
+    throw new WakeupException();
+  }
+
+  /** `p`, or WOKEN when wakeup() comes first (`p` then goes on; its error surfaces on a later poll). */
+  private async untilWakeup<T>(p: Promise<T>): Promise<T | typeof WOKEN> {
+    if (this.wakeupRequested) {
+      p.catch(() => undefined);
+      return WOKEN;
+    }
+    let wake: (() => void) | undefined;
+    const woken = new Promise<typeof WOKEN>((resolve) => {
+      wake = () => resolve(WOKEN);
+      this.wakeupWaiters.push(wake);
+    });
+    try {
+      const r = await Promise.race([p, woken]);
+      if (r === WOKEN) p.catch(() => undefined);
+      return r;
+    } finally {
+      this.wakeupWaiters = this.wakeupWaiters.filter((w) => w !== wake);
+    }
+  }
+
+  /**
    * Records fetched since the last poll, at most max.poll.records, waiting up to `timeoutMs` for some.
-   * Throws the errors Kafka's poll throws (OFFSET_OUT_OF_RANGE with auto.offset.reset=none, …).
+   * Throws the errors Kafka's poll throws (OFFSET_OUT_OF_RANGE with auto.offset.reset=none, …), and
+   * WakeupException after wakeup().
    */
   async poll(timeoutMs: number): Promise<ConsumerRecord[]> {
     this.checkOpen();
@@ -349,11 +396,13 @@ export class KafkaConsumer {
     // I/O on each call).
     await new Promise((resolve) => setImmediate(resolve));
     for (;;) {
+      this.maybeTriggerWakeup();
       const error = this.fetcher.takeError();
       if (error) throw error;
       if (this.coordinator) {
         // Joins (or rejoins) the group when needed; a join longer than the poll timeout goes on.
-        const ready = await this.coordinator.poll(deadline);
+        const ready = await this.untilWakeup(this.coordinator.poll(deadline));
+        this.maybeTriggerWakeup();
         if (!ready) return [];
       }
       await this.updateFetchPositions();
