@@ -114,12 +114,7 @@ export class KafkaConsumer {
   async subscribe(topics: readonly string[] | RegExp, listener?: ConsumerRebalanceListener): Promise<void> {
     this.checkOpen();
     if (topics instanceof RegExp) {
-      const coordinator = this.requireGroup();
-      if (
-        this.subscriptions.subscriptionType === "USER_ASSIGNED" ||
-        this.subscriptions.subscriptionType === "AUTO_TOPICS"
-      )
-        throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
+      const coordinator = this.subscribingCoordinator("AUTO_TOPICS");
       coordinator.setListener(listener);
       this.subscriptions.subscribePattern(topics);
       coordinator.requestPatternUpdate();
@@ -135,18 +130,25 @@ export class KafkaConsumer {
           "Topic collection to subscribe to cannot contain null or empty topic",
         );
     }
-    const coordinator = this.requireGroup();
-    if (
-      this.subscriptions.subscriptionType === "USER_ASSIGNED" ||
-      this.subscriptions.subscriptionType === "AUTO_PATTERN"
-    )
-      throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
+    const coordinator = this.subscribingCoordinator("AUTO_PATTERN");
     coordinator.setListener(listener);
     const wanted = new Set(topics);
     for (const tp of this.subscriptions.assignment()) {
       if (!wanted.has(tp.topic)) this.fetcher.clearBufferedFor(tp.topic, tp.partition);
     }
     if (this.subscriptions.subscribe(topics)) coordinator.requestRejoin();
+  }
+
+  /**
+   * The group coordinator for a subscribe(); Kafka's IllegalStateException when partitions were assigned
+   * by hand or the other kind of subscription (`other`) is in place.
+   */
+  private subscribingCoordinator(other: "AUTO_TOPICS" | "AUTO_PATTERN"): ConsumerCoordinator {
+    const coordinator = this.requireGroup();
+    const type = this.subscriptions.subscriptionType;
+    if (type === "USER_ASSIGNED" || type === other)
+      throw new IllegalStateException(SUBSCRIPTION_EXCEPTION_MESSAGE);
+    return coordinator;
   }
 
   /** The subscribed topics (Kafka's subscription()). */

@@ -71,19 +71,19 @@ class RequestNameMetrics {
   }
 
   errorRate(code: number): Meter {
-    let m = this.errorsByCode.get(code);
-    if (m === undefined) {
-      m = this.registry.newMeter();
-      this.errorsByCode.set(code, m);
-    }
-    return m;
+    return this.meterIn(this.errorsByCode, code);
   }
 
   requestRate(version: number): Meter {
-    let m = this.requestsByVersion.get(version);
+    return this.meterIn(this.requestsByVersion, version);
+  }
+
+  /** The meter of `key` in `meters`, registered on first use. */
+  private meterIn(meters: Map<number, Meter>, key: number): Meter {
+    let m = meters.get(key);
     if (m === undefined) {
       m = this.registry.newMeter();
-      this.requestsByVersion.set(version, m);
+      meters.set(key, m);
     }
     return m;
   }
