@@ -338,7 +338,8 @@ export class Partition {
   maybeIncrementLeaderHW(): boolean {
     const log = this._log;
     if (!this.isLeader || log === undefined) return false;
-    if (this._isr.length < this.minIsr()) return false;
+    // (An ISR as large as the replica set is never below the effective minimum: no config lookup then.)
+    if (this._isr.length < this._assignment.length && this._isr.length < this.minIsr()) return false;
     let newHw = log.logEndOffset;
     for (const id of this._isr) {
       if (id === this.localBrokerId) continue;
