@@ -61,6 +61,12 @@ export const CONSUMER_PERF_SPEC: ToolSpec = {
       defaultValue: "1048576",
     },
     {
+      name: "socket-buffer-size",
+      description: "The size of the tcp RECV size.",
+      arg: { type: "Integer", describedAs: "size" },
+      defaultValue: "2097152",
+    },
+    {
       name: "from-latest",
       description:
         "If the consumer does not already have an established offset to consume from, start with the latest message present in the log rather than the earliest message.",
@@ -102,6 +108,8 @@ export function consumerPerfOptions(args: ParsedArgs): ConsumerPerfOptions {
   props["bootstrap.servers"] = args.value("bootstrap-server")!;
   props["group.id"] = args.value("group")!;
   props["max.partition.fetch.bytes"] = args.value("fetch-size")!;
+  // Kafka's tool sets receive.buffer.bytes (SO_RCVBUF); Node's sockets cannot, so the client ignores it.
+  props["receive.buffer.bytes"] = args.value("socket-buffer-size")!;
   props["auto.offset.reset"] = args.has("from-latest") ? "latest" : "earliest";
   props["check.crcs"] = "false";
   if (props["client.id"] === undefined) props["client.id"] = "perf-consumer-client";

@@ -1,5 +1,6 @@
 // `tributary producer-perf-test`: Kafka's kafka-producer-perf-test.sh (ProducerPerformance). Sends
-// --num-records records of --record-size bytes (or payloads from --payload-file) to --topic, throttled
+// --num-records records of --record-size bytes (or payloads from --payload-file, or with
+// --payload-monotonic the record's index as decimal text, 0, 1, 2, …) to --topic, throttled
 // to --throughput records/s (-1: no limit), with Tributary's KafkaProducer configured by
 // --producer-props k=v... and --producer.config. Prints Kafka's window line every 5 s and its summary
 // line, formatted as ProducerPerformance's printf does:
@@ -18,7 +19,8 @@ import { producerConfigFromProperties } from "../../client/producer/producer-con
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 
 const HELP = `usage: producer-perf-test --topic TOPIC --num-records NUM-RECORDS
-                          (--record-size RECORD-SIZE | --payload-file PAYLOAD-FILE)
+                          (--record-size RECORD-SIZE | --payload-file PAYLOAD-FILE |
+                           --payload-monotonic)
                           [--payload-delimiter PAYLOAD-DELIMITER] --throughput THROUGHPUT
                           [--producer-props PROP-NAME=PROP-VALUE [PROP-NAME=PROP-VALUE ...]]
                           [--producer.config CONFIG-FILE] [--warmup-records WARMUP-RECORDS]
@@ -31,6 +33,8 @@ This tool is used to verify the producer performance.
   --payload-file PAYLOAD-FILE
                              file to read the message payloads from (UTF-8 text); a payload is picked at
                              random for each message
+  --payload-monotonic        payload is monotonically increasing integer. Note that you must provide
+                             exactly one of --record-size or --payload-file or --payload-monotonic.
   --payload-delimiter PAYLOAD-DELIMITER
                              delimiter of the payloads in --payload-file (default: \\n)
   --throughput THROUGHPUT    throttle maximum message throughput to *approximately* THROUGHPUT
@@ -52,6 +56,8 @@ export interface ProducerPerfOptions {
   numRecords: number;
   recordSize: number | undefined;
   payloadFile: string | undefined;
+  /** --payload-monotonic: each record's value is its index as decimal text (Kafka's Long.toString). */
+  payloadMonotonic: boolean;
   payloadDelimiter: string;
   throughput: number;
   props: Record<string, string>;
@@ -84,9 +90,14 @@ function numberArg(flag: string, v: string, integer: boolean): number {
 export function parseProducerPerfArgs(args: readonly string[]): ProducerPerfOptions | "help" {
   const values = new Map<string, string>();
   const producerProps: string[] = [];
+  let payloadMonotonic = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--help" || a === "-h") return "help";
+    if (a === "--payload-monotonic") {
+      payloadMonotonic = true;
+      continue;
+    }
     if (a === "--producer-props") {
       let n = 0;
       while (i + 1 < args.length && !args[i + 1].startsWith("--")) {
@@ -113,8 +124,10 @@ export function parseProducerPerfArgs(args: readonly string[]): ProducerPerfOpti
     ? numberArg("--record-size", values.get("--record-size")!, true)
     : undefined;
   const payloadFile = values.get("--payload-file");
-  if ((recordSize === undefined) === (payloadFile === undefined)) {
-    throw new UsageError("exactly one of --record-size or --payload-file must be specified");
+  if ([recordSize !== undefined, payloadFile !== undefined, payloadMonotonic].filter(Boolean).length !== 1) {
+    throw new UsageError(
+      "exactly one of --record-size or --payload-file or --payload-monotonic must be specified",
+    );
   }
   const numRecords = numberArg("--num-records", values.get("--num-records")!, true);
   if (numRecords <= 0) throw new UsageError("--num-records should be greater than zero");
@@ -146,6 +159,7 @@ export function parseProducerPerfArgs(args: readonly string[]): ProducerPerfOpti
     numRecords,
     recordSize,
     payloadFile,
+    payloadMonotonic,
     payloadDelimiter: delimiter === "\\n" ? "\n" : delimiter,
     throughput: numberArg("--throughput", values.get("--throughput")!, false),
     props,
@@ -310,7 +324,7 @@ export async function runProducerPerfTest(args: string[]): Promise<number> {
   const throughput = opts.throughput;
   let lastYieldMs = startMs;
   for (let i = 0; i < opts.numRecords; i++) {
-    const payload = payloadOf();
+    const payload = opts.payloadMonotonic ? Buffer.from(String(i), "utf8") : payloadOf();
     const sendStart = Date.now();
     const bytes = payload.length;
     if (opts.warmupRecords > 0 && i === opts.warmupRecords) {

@@ -91,6 +91,9 @@ describe("consumer-perf-test", () => {
       "--hide-header",
       "--fetch-size",
       "20000",
+      // Kafka's flag for the socket's receive buffer: accepted (Node cannot set SO_RCVBUF).
+      "--socket-buffer-size",
+      "1048576",
     );
     assert.equal(r.code, 0, describeResult("consumer-perf-test", r));
     const lines = r.stdout

@@ -128,6 +128,21 @@ describe("producer-perf-test", () => {
     assert.deepEqual([...new Set(got.map((g) => g.value))].sort(), ["alpha", "beta", "gamma"]);
   });
 
+  test("--payload-monotonic: each record's value is its index", async () => {
+    const r = await tributary([
+      "producer-perf-test",
+      ...["--topic", "perf-monotonic", "--num-records", "50", "--payload-monotonic", "--throughput", "-1"],
+      ...["--producer-props", `bootstrap.servers=${fx.broker.bootstrap}`, "partitioner.ignore.keys=true"],
+    ]);
+    assert.equal(r.code, 0, describeResult("producer-perf-test --payload-monotonic", r));
+    assert.match(r.stdout.replace(/\n$/, "").split("\n").at(-1)!, SUMMARY);
+    const got = await readWithKcat(fx.broker.bootstrap, "perf-monotonic");
+    assert.deepEqual(
+      got.map((g) => Number(g.value)).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i),
+    );
+  });
+
   test("bad flags: one line, exit 1", async () => {
     /** Otherwise valid flags with --num-records `n` and `extra`. */
     const argsWith = (n: string, extra: string[] = []): string[] => [
@@ -151,7 +166,11 @@ describe("producer-perf-test", () => {
       [argsWith("ten"), /argument --num-records: could not convert 'ten'/],
       [
         ["--topic", "t", "--num-records", "10", "--throughput", "-1", "--producer-props", "a=b"],
-        /exactly one of --record-size or --payload-file/,
+        /exactly one of --record-size or --payload-file or --payload-monotonic/,
+      ],
+      [
+        argsWith("10", ["--payload-monotonic"]),
+        /exactly one of --record-size or --payload-file or --payload-monotonic/,
       ],
       [
         ["--topic", "t", "--num-records", "10", "--record-size", "1", "--throughput", "-1"],
