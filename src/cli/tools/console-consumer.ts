@@ -12,7 +12,9 @@
 // print.value, key.separator (tab), line.separator (\n), headers.separator (,), null.literal; keys,
 // values and header values through Kafka's deserializer classes when --key-deserializer /
 // --value-deserializer or key./value./headers.deserializer name one (message-deserializers.ts). A record
-// they cannot read ends the run (exit 1) unless --skip-message-on-error.
+// they cannot read ends the run (exit 1) unless --skip-message-on-error. --formatter takes Kafka's
+// DefaultMessageFormatter (3.x or 4.x class name) or NoOpMessageFormatter; --formatter-config is a
+// properties file of formatter properties, which --property overrides.
 // Stops after --max-messages, or when no record came for --timeout-ms (Kafka logs the TimeoutException
 // and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
 // consumed positions when auto-commit is on — records polled but not printed (--max-messages reached
@@ -30,6 +32,17 @@ import {
   type MessageDeserializer,
   SUPPORTED_DESERIALIZERS,
 } from "./message-deserializers.js";
+
+/** --formatter: Kafka's DefaultMessageFormatter by its 3.x and 4.x class names (the default). */
+const DEFAULT_FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter";
+const DEFAULT_FORMATTERS: ReadonlySet<string> = new Set([
+  DEFAULT_FORMATTER,
+  "kafka.tools.DefaultMessageFormatter",
+]);
+const NO_OP_FORMATTERS: ReadonlySet<string> = new Set([
+  "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
+  "kafka.tools.NoOpMessageFormatter",
+]);
 
 export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
   name: "console-consumer",
@@ -112,6 +125,18 @@ export const CONSOLE_CONSUMER_SPEC: ToolSpec = {
       arg: { type: "String", describedAs: "deserializer for values" },
     },
     {
+      name: "formatter",
+      description: "The name of a class to use for formatting kafka messages for display.",
+      arg: { type: "String", describedAs: "class" },
+      defaultValue: DEFAULT_FORMATTER,
+    },
+    {
+      name: "formatter-config",
+      description:
+        "Config properties file to initialize the message formatter. Note that [property] takes precedence over this config.",
+      arg: { type: "String", describedAs: "config file" },
+    },
+    {
       name: "skip-message-on-error",
       description: "If there is an error when processing a message, skip it instead of halt.",
     },
@@ -152,6 +177,8 @@ export interface ConsoleConsumerOptions {
   consumerProps: Record<string, string>;
   formatter: FormatterConfig;
   skipMessageOnError: boolean;
+  /** --formatter NoOpMessageFormatter: records are consumed and counted, nothing is printed. */
+  printNothing: boolean;
 }
 
 export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions {
@@ -237,26 +264,44 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
     props["isolation.level"] = level;
   }
   if (props["client.id"] === undefined) props["client.id"] = "console-consumer";
-  const f: Record<string, string> = {};
+  // Kafka's formatterArgs(): the --formatter-config file, then --key-/--value-deserializer (when not
+  // empty), then the --property values, each overriding the one before.
+  const formatterConfig = args.value("formatter-config");
+  const f: Record<string, string> = formatterConfig ? loadPropertiesFile(formatterConfig) : {};
+  const fromFlag = new Map<string, string>();
+  for (const [flag, key] of [
+    ["key-deserializer", "key.deserializer"],
+    ["value-deserializer", "value.deserializer"],
+  ] as const) {
+    const v = args.value(flag);
+    if (v !== undefined && v !== "") {
+      f[key] = v;
+      fromFlag.set(key, flag);
+    }
+  }
   for (const p of args.values("property")) {
     const [k, v] = parseKeyValue("--property", p);
     f[k] = v;
+    fromFlag.delete(k);
+  }
+  const formatter = args.value("formatter") ?? DEFAULT_FORMATTER;
+  if (!DEFAULT_FORMATTERS.has(formatter) && !NO_OP_FORMATTERS.has(formatter)) {
+    throw new UsageError(
+      `--formatter: unknown class '${formatter}' (expected one of ${[...DEFAULT_FORMATTERS, ...NO_OP_FORMATTERS].join(", ")})`,
+    );
   }
   const bool = (k: string, d: boolean): boolean => (k in f ? f[k].trim().toLowerCase() === "true" : d);
   const bytes = (k: string, d: string): Buffer => Buffer.from(f[k] ?? d, "utf8");
   const maxMessages = args.int("max-messages") ?? -1;
   const timeoutMs = args.int("timeout-ms") ?? -1;
-  // As Kafka's formatterArgs(): --key-deserializer / --value-deserializer (when not empty) first, then the
-  // --property values, which win.
-  const deserializer = (property: string, flag?: string): MessageDeserializer | undefined => {
-    const flagValue = flag === undefined ? undefined : args.value(flag);
-    const fromFlag = property in f ? false : flagValue !== undefined && flagValue !== "";
-    const name = fromFlag ? flagValue! : f[property];
+  const deserializer = (property: string): MessageDeserializer | undefined => {
+    const name = f[property];
     if (name === undefined) return undefined;
     const d = deserializerFor(name);
     if (d === undefined) {
+      const flag = fromFlag.get(property);
       throw new UsageError(
-        `${fromFlag ? `--${flag}` : property}: unknown class '${name}' (expected one of ${SUPPORTED_DESERIALIZERS.join(", ")})`,
+        `${flag ? `--${flag}` : property}: unknown class '${name}' (expected one of ${SUPPORTED_DESERIALIZERS.join(", ")})`,
       );
     }
     return d;
@@ -283,11 +328,12 @@ export function consoleConsumerOptions(args: ParsedArgs): ConsoleConsumerOptions
       lineSeparator: bytes("line.separator", "\n"),
       headersSeparator: bytes("headers.separator", ","),
       nullLiteral: bytes("null.literal", "null"),
-      keyDeserializer: deserializer("key.deserializer", "key-deserializer"),
-      valueDeserializer: deserializer("value.deserializer", "value-deserializer"),
+      keyDeserializer: deserializer("key.deserializer"),
+      valueDeserializer: deserializer("value.deserializer"),
       headersDeserializer: deserializer("headers.deserializer"),
     },
     skipMessageOnError: args.has("skip-message-on-error"),
+    printNothing: NO_OP_FORMATTERS.has(formatter),
   };
 }
 
@@ -437,6 +483,7 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
             break;
           }
           count++;
+          if (o.printNothing) continue;
           try {
             out.push(formatRecord(records[i], o.formatter));
           } catch (e) {

@@ -359,6 +359,53 @@ describe("console-consumer", () => {
       ...["--property", `value.deserializer=${serde}LongDeserializer`],
     );
     assert.equal(propertyWins.stdout, "42\n");
+    // The Kafka Streams quickstart's command: --formatter with the formatter's properties.
+    const quickstart = await consume(
+      "cc-longs",
+      ...["--from-beginning", "--max-messages", "2", "--formatter", "kafka.tools.DefaultMessageFormatter"],
+      ...["--property", "print.key=true", "--property", "print.value=true"],
+      ...["--property", `key.deserializer=${serde}StringDeserializer`],
+      ...["--property", `value.deserializer=${serde}LongDeserializer`],
+    );
+    assert.equal(quickstart.code, 0, describeResult("console-consumer --formatter", quickstart));
+    assert.equal(quickstart.stdout, "hello\t42\nworld\t-7\n");
+    // --formatter-config: the same properties from a file, which --property overrides.
+    const { writeFileSync, mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(resolve(tmpdir(), "formatter-config-"));
+    const file = resolve(dir, "formatter.properties");
+    writeFileSync(file, `print.key=true\nkey.separator=:\nvalue.deserializer=${serde}LongDeserializer\n`);
+    const fromFile = await consume(
+      "cc-longs",
+      ...[
+        "--from-beginning",
+        "--max-messages",
+        "1",
+        "--formatter-config",
+        file,
+        "--property",
+        "key.separator==",
+      ],
+    );
+    assert.equal(fromFile.stdout, "hello=42\n");
+    // NoOpMessageFormatter reads and counts, and prints nothing.
+    const noop = await consume(
+      "cc-longs",
+      ...[
+        "--from-beginning",
+        "--max-messages",
+        "2",
+        "--formatter",
+        "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
+      ],
+    );
+    assert.equal(noop.code, 0, describeResult("console-consumer NoOp", noop));
+    assert.equal(noop.stdout, "");
+    assert.match(noop.stderr, /Processed a total of 2 messages\n$/);
+    assert.match(
+      oneLineError(await consume("cc-longs", "--formatter", "com.example.Formatter"), "unknown formatter"),
+      /^--formatter: unknown class 'com\.example\.Formatter' \(expected one of org\.apache\.kafka\.tools\.consumer\.DefaultMessageFormatter, /,
+    );
     assert.match(
       oneLineError(await consume("cc-longs", "--value-deserializer", "com.example.Nope"), "unknown class"),
       /^--value-deserializer: unknown class 'com\.example\.Nope' \(expected one of org\.apache\.kafka\.common\.serialization\.StringDeserializer, /,
