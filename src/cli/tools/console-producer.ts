@@ -2,7 +2,9 @@
 // each line as a record to --topic with Tributary's KafkaProducer, as Kafka's LineMessageReader does:
 // `--property parse.key=true` splits key and value at `key.separator` (default tab), `parse.headers`
 // reads `h1:v1,h2:v2` before them (headers.delimiter / headers.separator / headers.key.separator),
-// `null.marker` turns a matching key or value into null. Producer settings: --producer.config file,
+// `null.marker` turns a matching key or value into null (reader properties from --reader-config, then
+// --property; --line-reader may name Kafka's LineMessageReader, the only reader). Producer settings:
+// --producer.config file,
 // then --producer-property k=v, then the explicit flags (--request-required-acks, default -1;
 // --compression-codec, gzip when given without a value; --batch-size / --max-partition-memory-bytes =
 // batch.size; --timeout = linger.ms, 1000; --request-timeout-ms, 1500; --message-send-max-retries =
@@ -17,8 +19,15 @@ import { KafkaProducer, type ProducerRecord } from "../../client/producer/kafka-
 import { producerConfigFromProperties } from "../../client/producer/producer-config.js";
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 import type { RecordHeader } from "../../protocol/records/record.js";
-import { checkRequired, type ParsedArgs, runTool, type ToolSpec } from "../args.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption } from "../tool-options.js";
+
+/** --line-reader: Kafka's LineMessageReader by its 4.x and 3.x class names (the default; the only one). */
+const LINE_READER = "org.apache.kafka.tools.LineMessageReader";
+const LINE_READERS: ReadonlySet<string> = new Set([
+  LINE_READER,
+  "kafka.tools.ConsoleProducer$LineMessageReader",
+]);
 
 export const CONSOLE_PRODUCER_SPEC: ToolSpec = {
   name: "console-producer",
@@ -60,6 +69,19 @@ export const CONSOLE_PRODUCER_SPEC: ToolSpec = {
       description:
         "A mechanism to pass user-defined properties in the form key=value to the message reader: parse.key, key.separator, parse.headers, headers.delimiter, headers.separator, headers.key.separator, null.marker, ignore.error.",
       arg: { type: "String", describedAs: "prop" },
+    },
+    {
+      name: "line-reader",
+      description:
+        "The class name of the class to use for reading lines from standard in. By default each line is read as a separate message.",
+      arg: { type: "String", describedAs: "reader_class" },
+      defaultValue: LINE_READER,
+    },
+    {
+      name: "reader-config",
+      description:
+        "Config properties file for the message reader. Note that [property] takes precedence over this config.",
+      arg: { type: "String", describedAs: "config file" },
     },
     {
       name: "request-required-acks",
@@ -194,7 +216,15 @@ export function consoleProducerOptions(args: ParsedArgs): ConsoleProducerOptions
   if (args.has("compression-codec")) props["compression.type"] = args.value("compression-codec")!;
   else if (props["compression.type"] === undefined) props["compression.type"] = "none";
   if (props["client.id"] === undefined) props["client.id"] = "console-producer";
-  const reader: Record<string, string> = {};
+  // Kafka's readerProps(): the --reader-config file, then the --property values over it.
+  const readerConfig = args.value("reader-config");
+  const reader: Record<string, string> = readerConfig ? loadPropertiesFile(readerConfig) : {};
+  const lineReader = args.value("line-reader")!;
+  if (!LINE_READERS.has(lineReader)) {
+    throw new UsageError(
+      `--line-reader: unknown class '${lineReader}' (expected one of ${[...LINE_READERS].join(", ")})`,
+    );
+  }
   for (const p of args.values("property")) {
     const [k, v] = parseKeyValue("--property", p);
     reader[k] = v;

@@ -178,6 +178,29 @@ describe("console-producer", () => {
     assert.equal(r.code, 0, describeResult("console-producer with tuning flags", r));
     const got = await readWithKcat(fx.broker.bootstrap, "cp-flags");
     assert.deepEqual(got.map((m) => m.value).sort(), ["a", "b"]);
+    // --line-reader names Kafka's LineMessageReader; --reader-config is a file of reader properties.
+    const { writeFileSync, mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const readerFile = resolve(mkdtempSync(resolve(tmpdir(), "reader-config-")), "reader.properties");
+    writeFileSync(readerFile, "parse.key=true\nkey.separator=:\n");
+    const keyed = await produce(
+      "cp-reader",
+      "k1:v1\n",
+      ...["--line-reader", "org.apache.kafka.tools.LineMessageReader", "--reader-config", readerFile],
+    );
+    assert.equal(keyed.code, 0, describeResult("console-producer --reader-config", keyed));
+    const read = await readWithKcat(fx.broker.bootstrap, "cp-reader");
+    assert.deepEqual(
+      read.map((m) => [m.key, m.value]),
+      [["k1", "v1"]],
+    );
+    assert.match(
+      oneLineError(
+        await produce("cp-reader", "x\n", "--line-reader", "com.example.Reader"),
+        "unknown reader",
+      ),
+      /^--line-reader: unknown class 'com\.example\.Reader' \(expected one of org\.apache\.kafka\.tools\.LineMessageReader, /,
+    );
   });
 
   test("--producer.config file, overridden by --producer-property", async () => {
