@@ -179,6 +179,11 @@ describe("KafkaConsumer", () => {
       );
       return true;
     });
+    await assert.rejects(c.offsetsForTimes([{ topic, partition: 0, timestamp: 1.5 }]), (e: Error) => {
+      assert.equal(e.name, "IllegalArgumentException");
+      assert.match(e.message, /is 1\.5: expected milliseconds since the epoch, an integer\./);
+      return true;
+    });
     await c.close();
   });
 

@@ -4,8 +4,7 @@
 // reads `h1:v1,h2:v2` before them (headers.delimiter / headers.separator / headers.key.separator),
 // `null.marker` turns a matching key or value into null (reader properties from --reader-config, then
 // --property; --line-reader may name Kafka's LineMessageReader, the only reader). Producer settings:
-// --producer.config file,
-// then --producer-property k=v, then the explicit flags (--request-required-acks, default -1;
+// --producer.config file, then --producer-property k=v, then the explicit flags (--request-required-acks, default -1;
 // --compression-codec, gzip when given without a value; --batch-size / --max-partition-memory-bytes =
 // batch.size; --timeout = linger.ms, 1000; --request-timeout-ms, 1500; --message-send-max-retries =
 // retries; --retry-backoff-ms; --metadata-expiry-ms = metadata.max.age.ms; --max-block-ms;

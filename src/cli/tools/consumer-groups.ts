@@ -1,7 +1,7 @@
 // `tributary consumer-groups` (kafka-consumer-groups.sh, Kafka's ConsumerGroupCommand): the options and
 // argument checks of ConsumerGroupCommandOptions, and the actions --list (a GROUP table with TYPE and
-// STATE columns for --type / --state, which also filter), --describe (consumer-groups-describe.ts), --reset-offsets (consumer-groups-reset.ts),
-// --delete, --delete-offsets (TOPIC PARTITION STATUS table) and --validate-regex, over the admin
+// STATE columns for --type / --state, which also filter), --describe (consumer-groups-describe.ts),
+// --reset-offsets (consumer-groups-reset.ts), --delete, --delete-offsets (TOPIC PARTITION STATUS table) and --validate-regex, over the admin
 // client and GroupAdmin. Failures print one line; the exit status is 1 whenever something failed.
 
 import { AdminClient } from "../../client/admin/admin-client.js";

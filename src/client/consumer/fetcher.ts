@@ -141,9 +141,9 @@ export class Fetcher {
   }
 
   /**
-   * Buffered bytes (of partitions not paused) at which no further fetch is sent: the most one response can
-   * carry for the fetchable partitions (fetch.max.bytes, or max.partition.fetch.bytes per partition when that is less). The
-   * application then works through one response while the next is in flight, as Kafka's consumer does
+   * Buffered bytes (of partitions not paused) at which no further fetch is sent: the most one response
+   * can carry for the fetchable partitions (fetch.max.bytes, or max.partition.fetch.bytes per partition
+   * when that is less). The application then works through one response while the next is in flight, as Kafka's consumer does
    * by not fetching partitions that still have data buffered. Buffering more only keeps more memory live
    * and makes fresh pages to fault in: bounded by fetch.max.bytes (50 MiB) instead, consumer-perf-test
    * ran 14 % slower with an RSS of 242 MB instead of 178 MB (docs/benchmarks.md). At least one byte:

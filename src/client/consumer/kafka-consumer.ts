@@ -325,6 +325,11 @@ export class KafkaConsumer {
   ): Promise<Map<string, OffsetAndTimestamp | null>> {
     this.checkOpen();
     for (const t of targets) {
+      if (typeof t.timestamp === "number" && !Number.isSafeInteger(t.timestamp)) {
+        throw new IllegalArgumentException(
+          `The target time for partition ${t.topic}-${t.partition} is ${t.timestamp}: expected milliseconds since the epoch, an integer.`,
+        );
+      }
       if (BigInt(t.timestamp) < 0n) {
         throw new IllegalArgumentException(
           `The target time for partition ${t.topic}-${t.partition} is ${t.timestamp}. The target time cannot be negative.`,
@@ -378,7 +383,8 @@ export class KafkaConsumer {
       if (r === WOKEN) p.catch(() => undefined);
       return r;
     } finally {
-      this.wakeupWaiters = this.wakeupWaiters.filter((w) => w !== wake);
+      const at = wake === undefined ? -1 : this.wakeupWaiters.indexOf(wake);
+      if (at >= 0) this.wakeupWaiters.splice(at, 1);
     }
   }
 

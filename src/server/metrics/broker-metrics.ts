@@ -6,8 +6,8 @@
 //   OfflineReplicaCount, UnderMinIsrPartitionCount, AtMinIsrPartitionCount;
 // - kafka.controller:type=KafkaController — ActiveControllerCount, OfflinePartitionsCount,
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
-// - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount, UnderMinIsr,
-//   AtMinIsr, ReplicasCount, LastStableOffsetLag (partition-metrics.ts);
+// - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount,
+//   UnderMinIsr, AtMinIsr, ReplicasCount, LastStableOffsetLag (partition-metrics.ts);
 // - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments;
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
