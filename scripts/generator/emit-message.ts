@@ -12,7 +12,16 @@ import {
   type VersionRange,
 } from "./spec.js";
 
-const RESERVED = new Set(["Reader", "Writer", "Buffer", "RawTaggedField", "TaggedEntry", "Array", "Object"]);
+const RESERVED = new Set([
+  "Reader",
+  "Writer",
+  "Buffer",
+  "RawTaggedField",
+  "TaggedEntry",
+  "Array",
+  "Object",
+  "JsonObject",
+]);
 
 class VersionConditions {
   constructor(private readonly valid: VersionRange) {}
@@ -67,6 +76,8 @@ const NUMERIC_READ: Record<string, string> = {
 
 export function emitMessage(spec: MessageSpec, importPrefix: string): string {
   const structs = collectStructs(spec);
+  /** Data specs (coordinator and storage records, embedded protocols) also get JSON converters. */
+  const withJson = spec.type === "data";
   for (const name of structs.keys()) {
     if (RESERVED.has(name) || name === spec.name)
       throw new Error(`${spec.file}: struct name ${name} clashes`);
@@ -313,6 +324,45 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
       out.push("  }");
     }
     out.push("}", "");
+    if (withJson) emitJson(name, fields);
+  };
+
+  /** JSON value of one non-array value `x` of type `t` (Kafka's JsonConverter: Jackson nodes). */
+  const jsonScalar = (t: string, x: string, nullable: boolean): string => {
+    let e: string;
+    if (NUMERIC_READ[t] || t === "string") return x;
+    if (t === "bytes" || t === "records") e = `jsonBytes(${x})`;
+    else e = `${t}ToJson(${x}, version)`;
+    return nullable ? `(${x} === null ? null : ${e})` : e;
+  };
+
+  /**
+   * `<Struct>ToJson(v, version)`: Kafka's generated JsonConverter.write — every field present in the
+   * version, in the specification's order, tagged ones only when they differ from their default.
+   */
+  const emitJson = (name: string, fields: FieldSpec[]): void => {
+    out.push(`export function ${name}ToJson(v: ${name}, version: number): JsonObject {`);
+    out.push("  const o: JsonObject = {};");
+    for (const f of fields) {
+      const x = `v.${f.prop}`;
+      const elem = arrayElement(f.type);
+      const nullable = isNullableAnywhere(f);
+      const value =
+        elem === undefined
+          ? jsonScalar(f.type, x, nullable)
+          : nullable
+            ? `(${x} === null ? null : ${x}.map((e) => ${jsonScalar(elem, "e", false)}))`
+            : `${x}.map((e) => ${jsonScalar(elem, "e", false)})`;
+      const present = cond.of(f.versions);
+      const tagged = cond.of(f.taggedVersions);
+      const when =
+        tagged === "false" ? present : and(present, `(${not(tagged)} || (${differsFromDefault(f, x)}))`);
+      if (when === "false") continue;
+      const stmt = `o.${f.prop} = ${value};`;
+      out.push(when === "true" ? `  ${stmt}` : `  if (${when}) ${stmt}`);
+    }
+    out.push("  return o;");
+    out.push("}", "");
   };
 
   out.push(
@@ -324,6 +374,9 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
     `import { ProtocolEncodeError } from "${importPrefix}primitives/errors.js";`,
     `import type { Reader } from "${importPrefix}primitives/reader.js";`,
     `import type { Writer } from "${importPrefix}primitives/writer.js";`,
+    ...(withJson
+      ? [`import { type JsonObject, jsonBytes } from "${importPrefix}primitives/json-node.js";`]
+      : []),
     "",
     `export const ${spec.name}Versions = { min: ${spec.validVersions.lo}, max: ${spec.validVersions.hi} } as const;`,
     "",

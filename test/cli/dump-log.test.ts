@@ -546,7 +546,7 @@ function versioned(version: number, write: (w: Writer) => void): Buffer {
 }
 
 describe("dump-log --offsets-decoder and --transaction-log-decoder", () => {
-  test("__consumer_offsets records print as Kafka 3.x's GroupMetadataManager formats them", () => {
+  test("__consumer_offsets records print as JSON, as Kafka 4.0's DumpLogSegments prints them", () => {
     const dir = partitionDir();
     const log = join(dir, `${SEG}.log`);
     const offsetKey = (partition: number) =>
@@ -616,6 +616,11 @@ describe("dump-log --offsets-decoder and --transaction-log-decoder", () => {
           { key: offsetKey(2), value: null },
           { key: versioned(2, (w) => writeGroupMetadataKey(w, { group: "my-group" }, 2)), value: groupValue },
           { key: versioned(3, () => {}), value: Buffer.from([0]) },
+          { key: versioned(20, () => {}), value: Buffer.from([0]) },
+          {
+            key: offsetKey(3),
+            value: versioned(9, (w) => writeOffsetCommitValue(w, defaultOffsetCommitValue(), 3)),
+          },
         ],
       }),
     );
@@ -624,12 +629,21 @@ describe("dump-log --offsets-decoder and --transaction-log-decoder", () => {
     const payloads = r.stdout
       .filter((l) => l.startsWith("|"))
       .map((l) => l.replace(/^.*headerKeys: \[\]/, ""));
-    assert.deepEqual(payloads, [
-      " key: offset_commit::group=my-group,partition=orders-0 payload: offset=42",
-      " key: offset_commit::group=my-group,partition=orders-1 payload: offset=7,metadata=meta",
-      " key: offset_commit::group=my-group,partition=orders-2 payload: <DELETE>",
-      ' key: group_metadata::group=my-group payload: {"protocolType":"consumer","protocol":"range","generationId":4,"assignment":"{m-1=[orders-0, orders-1]:AFF}"}',
-      " key: unknown::version=3",
+    const key = (p: number) => `{"type":"1","data":{"group":"my-group","topic":"orders","partition":${p}}}`;
+    assert.deepEqual(payloads.slice(0, 4), [
+      ` key: ${key(0)} payload: {"version":"3","data":{"offset":42,"leaderEpoch":-1,"metadata":"","commitTimestamp":${T0}}}`,
+      ` key: ${key(1)} payload: {"version":"1","data":{"offset":7,"metadata":"meta","commitTimestamp":0,"expireTimestamp":${T0}}}`,
+      ` key: ${key(2)} payload: <DELETE>`,
+      // The consumer protocol's subscription (empty here, so it stays as bytes) and assignment are decoded.
+      ` key: {"type":"2","data":{"group":"my-group"}} payload: {"version":"3","data":{"protocolType":"consumer","generation":4,"protocol":"range","leader":"m-1","currentStateTimestamp":${T0},"members":[{"memberId":"m-1","groupInstanceId":null,"clientId":"c","clientHost":"/127.0.0.1","rebalanceTimeout":300000,"sessionTimeout":45000,"subscription":"","assignment":{"assignedPartitions":[{"topic":"orders","partitions":[0,1]}],"userData":"AAr/"}}]}}`,
+    ]);
+    assert.match(
+      payloads[4],
+      /^ key: Error at offset 4, skipping\. Could not read record with version 3 from key's buffer due to: .+\.$/,
+    );
+    assert.deepEqual(payloads.slice(5), [
+      " key: Unknown record type 20 at offset 5, skipping.",
+      " key: Error at offset 6, skipping. Could not read record with version 9 from value's buffer due to: Can't read version 9 of OffsetCommitValue.",
     ]);
   });
 
@@ -693,9 +707,17 @@ describe("dump-log --offsets-decoder and --transaction-log-decoder", () => {
     );
     const r = dumpLog("--files", log, "--offsets-decoder");
     assert.equal(r.status, 1);
-    assert.equal(r.stderr.length, 2);
-    assert.match(r.stderr[0], /^Error printing the record at offset 0 of /);
-    assert.match(r.stderr[1], /offset 1 .*message had a missing key/);
+    // A key that does not decode is reported in place, as Kafka's parser does; a missing key is an error.
+    assert.ok(
+      r.stdout.some((l) =>
+        / key: Error at offset 0, skipping\. Could not read record with version 1 from key's buffer due to: /.test(
+          l,
+        ),
+      ),
+      r.stdout.join("\n"),
+    );
+    assert.equal(r.stderr.length, 1);
+    assert.match(r.stderr[0], /^Error printing the record at offset 1 of .*message had a missing key/);
   });
 });
 

@@ -10,9 +10,9 @@
 //   .txnindex   one line per aborted transaction.
 //   leader-epoch-checkpoint (a Tributary addition: Kafka's tool cannot read it) "epoch: E startOffset: O".
 //
-// --offsets-decoder and --transaction-log-decoder print __consumer_offsets and __transaction_state records
-// the way Kafka 3.x does (GroupMetadataManager / TransactionLog.formatRecordKeyAndValue). Where Kafka prints
-// members or partitions in hash-map order, this prints them in the order they are stored.
+// --offsets-decoder prints __consumer_offsets records as JSON, as Kafka 4.0 does (offsets-message-parser.ts);
+// --transaction-log-decoder prints __transaction_state records as Kafka's TransactionLog.formatRecordKeyAndValue
+// does (its partitions in the order they are stored, where Kafka's come in hash-set order).
 //
 // Files are read through a bounded window (sizes are checked against the file before anything is
 // allocated), so a corrupt file of any size costs bounded memory. Where Kafka's tool would die with a stack
@@ -21,13 +21,8 @@
 
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { readGroupMetadataKey } from "../../protocol/generated/coordinator-records/GroupMetadataKey.js";
-import { readGroupMetadataValue } from "../../protocol/generated/coordinator-records/GroupMetadataValue.js";
-import { readOffsetCommitKey } from "../../protocol/generated/coordinator-records/OffsetCommitKey.js";
-import { readOffsetCommitValue } from "../../protocol/generated/coordinator-records/OffsetCommitValue.js";
 import { readTransactionLogKey } from "../../protocol/generated/coordinator-records/TransactionLogKey.js";
 import { readTransactionLogValue } from "../../protocol/generated/coordinator-records/TransactionLogValue.js";
-import { readConsumerProtocolAssignment } from "../../protocol/generated/messages/ConsumerProtocolAssignment.js";
 import { Reader } from "../../protocol/primitives/reader.js";
 import { crc32c } from "../../protocol/records/crc32c.js";
 import {
@@ -49,6 +44,7 @@ import {
 } from "../../server/coordinator/transaction/transaction-state.js";
 import { CheckpointFileError } from "../../storage/checkpoint/checkpoint-file.js";
 import { LeaderEpochCheckpointFile } from "../../storage/leader-epoch/leader-epoch-checkpoint-file.js";
+import { parseOffsetsRecord } from "./offsets-message-parser.js";
 
 const INT_MAX = 0x7fffffff;
 /** Bytes needed to read an entry's offset, size and magic (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
@@ -245,69 +241,7 @@ function decoderParser(keyDecoder: Decoder, valueDecoder: Decoder): MessageParse
   ];
 }
 
-/** Kafka's "%X".format(BigInt(1, bytes)): upper-case hex without leading zeros, "" for no bytes. */
-function kafkaHex(bytes: Buffer): string {
-  if (bytes.length === 0) return "";
-  const hex = bytes.toString("hex").replace(/^0+/, "").toUpperCase();
-  return hex === "" ? "0" : hex;
-}
-
-/**
- * --offsets-decoder: __consumer_offsets records as Kafka 3.x's GroupMetadataManager.formatRecordKeyAndValue
- * prints them ("offset_commit::group=g,partition=t-0" / "offset=5,metadata=m", "group_metadata::group=g" /
- * a JSON summary, "<DELETE>" for tombstones, "unknown::version=N" for newer record types).
- */
-function parseOffsetsRecord(r: DecodedRecord): [string | undefined, string | undefined] {
-  if (r.key === null) {
-    throw new DumpError("Failed to decode message using offset topic decoder (message had a missing key)");
-  }
-  const kr = new Reader(r.key);
-  const version = kr.int16();
-  if (version === 0 || version === 1) {
-    const k = readOffsetCommitKey(kr, version);
-    const key = `offset_commit::group=${k.group},partition=${k.topic}-${k.partition}`;
-    if (r.value === null) return [key, "<DELETE>"];
-    const vr = new Reader(r.value);
-    const vv = vr.int16();
-    if (vv < 0 || vv > 4) throw new DumpError(`Unknown offset message version ${vv}`);
-    const v = readOffsetCommitValue(vr, vv);
-    return [key, v.metadata === "" ? `offset=${v.offset}` : `offset=${v.offset},metadata=${v.metadata}`];
-  }
-  if (version === 2) {
-    const group = readGroupMetadataKey(kr, version).group;
-    const key = `group_metadata::group=${group}`;
-    if (r.value === null) return [key, "<DELETE>"];
-    const vr = new Reader(r.value);
-    const vv = vr.int16();
-    if (vv < 0 || vv > 4) throw new DumpError(`Unknown group metadata message version: ${vv}`);
-    const g = readGroupMetadataValue(vr, vv);
-    const protocolType = g.protocolType;
-    const members = g.members.map((m) => {
-      if (protocolType !== "consumer") return `${m.memberId}=${kafkaHex(m.assignment)}`;
-      const ar = new Reader(m.assignment);
-      const av = ar.int16();
-      if (av < 0) throw new DumpError(`Unsupported assignment version ${av}`);
-      const a = readConsumerProtocolAssignment(ar, av);
-      const partitions = a.assignedPartitions.flatMap((tp) => tp.partitions.map((p) => `${tp.topic}-${p}`));
-      const userData = a.userData === null ? "" : kafkaHex(a.userData);
-      return userData === ""
-        ? `${m.memberId}=[${partitions.join(", ")}]`
-        : `${m.memberId}=[${partitions.join(", ")}]:${userData}`;
-    });
-    return [
-      key,
-      JSON.stringify({
-        protocolType,
-        protocol: g.protocol,
-        generationId: g.generation,
-        assignment: `{${members.join(",")}}`,
-      }),
-    ];
-  }
-  return [`unknown::version=${version}`, undefined];
-}
-
-/** --transaction-log-decoder: __transaction_state records as Kafka 3.x's TransactionLog.formatRecordKeyAndValue. */
+/** --transaction-log-decoder: __transaction_state records as Kafka's TransactionLog.formatRecordKeyAndValue prints them. */
 function parseTransactionLogRecord(r: DecodedRecord): [string | undefined, string | undefined] {
   if (r.key === null) throw new DumpError("Failed to decode transaction log record: missing key");
   const kr = new Reader(r.key);

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupCurrentMemberAssignmentValueVersions = { min: 0, max: 0 } as const;
 
@@ -65,6 +66,16 @@ export function writeConsumerGroupCurrentMemberAssignmentValue(w: Writer, v: Con
   }
 }
 
+export function ConsumerGroupCurrentMemberAssignmentValueToJson(v: ConsumerGroupCurrentMemberAssignmentValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.memberEpoch = v.memberEpoch;
+  o.previousMemberEpoch = v.previousMemberEpoch;
+  o.state = v.state;
+  o.assignedPartitions = v.assignedPartitions.map((e) => TopicPartitionsToJson(e, version));
+  o.partitionsPendingRevocation = v.partitionsPendingRevocation.map((e) => TopicPartitionsToJson(e, version));
+  return o;
+}
+
 export interface TopicPartitions {
   /** The topic Id. */
   topicId: string;
@@ -104,5 +115,12 @@ export function writeTopicPartitions(w: Writer, v: TopicPartitions, version: num
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function TopicPartitionsToJson(v: TopicPartitions, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topicId = v.topicId;
+  o.partitions = v.partitions.map((e) => e);
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupMemberMetadataKeyVersions = { min: 5, max: 5 } as const;
 
@@ -31,5 +32,12 @@ export function readConsumerGroupMemberMetadataKey(r: Reader, version: number): 
 export function writeConsumerGroupMemberMetadataKey(w: Writer, v: ConsumerGroupMemberMetadataKey, version: number): void {
   w.string(v.groupId as string);
   w.string(v.memberId as string);
+}
+
+export function ConsumerGroupMemberMetadataKeyToJson(v: ConsumerGroupMemberMetadataKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.groupId = v.groupId;
+  o.memberId = v.memberId;
+  return o;
 }
 

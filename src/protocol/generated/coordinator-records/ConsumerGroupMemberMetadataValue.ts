@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupMemberMetadataValueVersions = { min: 0, max: 0 } as const;
 
@@ -89,6 +90,20 @@ export function writeConsumerGroupMemberMetadataValue(w: Writer, v: ConsumerGrou
   }
 }
 
+export function ConsumerGroupMemberMetadataValueToJson(v: ConsumerGroupMemberMetadataValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.instanceId = v.instanceId;
+  o.rackId = v.rackId;
+  o.clientId = v.clientId;
+  o.clientHost = v.clientHost;
+  o.subscribedTopicNames = v.subscribedTopicNames.map((e) => e);
+  o.subscribedTopicRegex = v.subscribedTopicRegex;
+  o.rebalanceTimeoutMs = v.rebalanceTimeoutMs;
+  o.serverAssignor = v.serverAssignor;
+  if ((false || (v.classicMemberMetadata !== null))) o.classicMemberMetadata = (v.classicMemberMetadata === null ? null : ClassicMemberMetadataToJson(v.classicMemberMetadata, version));
+  return o;
+}
+
 export interface ClassicMemberMetadata {
   /** The session timeout if the consumer uses the classic protocol. */
   sessionTimeoutMs: number;
@@ -130,6 +145,13 @@ export function writeClassicMemberMetadata(w: Writer, v: ClassicMemberMetadata, 
   }
 }
 
+export function ClassicMemberMetadataToJson(v: ClassicMemberMetadata, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.sessionTimeoutMs = v.sessionTimeoutMs;
+  o.supportedProtocols = v.supportedProtocols.map((e) => ClassicProtocolToJson(e, version));
+  return o;
+}
+
 export interface ClassicProtocol {
   /** The protocol name. */
   name: string;
@@ -169,5 +191,12 @@ export function writeClassicProtocol(w: Writer, v: ClassicProtocol, version: num
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function ClassicProtocolToJson(v: ClassicProtocol, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.name = v.name;
+  o.metadata = jsonBytes(v.metadata);
+  return o;
 }
 

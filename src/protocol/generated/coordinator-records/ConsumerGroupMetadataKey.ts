@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupMetadataKeyVersions = { min: 3, max: 3 } as const;
 
@@ -26,5 +27,11 @@ export function readConsumerGroupMetadataKey(r: Reader, version: number): Consum
 
 export function writeConsumerGroupMetadataKey(w: Writer, v: ConsumerGroupMetadataKey, version: number): void {
   w.string(v.groupId as string);
+}
+
+export function ConsumerGroupMetadataKeyToJson(v: ConsumerGroupMetadataKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.groupId = v.groupId;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupPartitionMetadataKeyVersions = { min: 4, max: 4 } as const;
 
@@ -26,5 +27,11 @@ export function readConsumerGroupPartitionMetadataKey(r: Reader, version: number
 
 export function writeConsumerGroupPartitionMetadataKey(w: Writer, v: ConsumerGroupPartitionMetadataKey, version: number): void {
   w.string(v.groupId as string);
+}
+
+export function ConsumerGroupPartitionMetadataKeyToJson(v: ConsumerGroupPartitionMetadataKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.groupId = v.groupId;
+  return o;
 }
 

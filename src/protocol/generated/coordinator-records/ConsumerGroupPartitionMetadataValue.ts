@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupPartitionMetadataValueVersions = { min: 0, max: 0 } as const;
 
@@ -43,6 +44,12 @@ export function writeConsumerGroupPartitionMetadataValue(w: Writer, v: ConsumerG
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function ConsumerGroupPartitionMetadataValueToJson(v: ConsumerGroupPartitionMetadataValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topics = v.topics.map((e) => TopicMetadataToJson(e, version));
+  return o;
 }
 
 export interface TopicMetadata {
@@ -96,6 +103,15 @@ export function writeTopicMetadata(w: Writer, v: TopicMetadata, version: number)
   }
 }
 
+export function TopicMetadataToJson(v: TopicMetadata, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topicId = v.topicId;
+  o.topicName = v.topicName;
+  o.numPartitions = v.numPartitions;
+  o.partitionMetadata = v.partitionMetadata.map((e) => PartitionMetadataToJson(e, version));
+  return o;
+}
+
 export interface PartitionMetadata {
   /** The partition number. */
   partition: number;
@@ -135,5 +151,12 @@ export function writePartitionMetadata(w: Writer, v: PartitionMetadata, version:
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function PartitionMetadataToJson(v: PartitionMetadata, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.partition = v.partition;
+  o.racks = v.racks.map((e) => e);
+  return o;
 }
 

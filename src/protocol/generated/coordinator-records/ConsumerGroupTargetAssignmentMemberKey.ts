@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupTargetAssignmentMemberKeyVersions = { min: 7, max: 7 } as const;
 
@@ -31,5 +32,12 @@ export function readConsumerGroupTargetAssignmentMemberKey(r: Reader, version: n
 export function writeConsumerGroupTargetAssignmentMemberKey(w: Writer, v: ConsumerGroupTargetAssignmentMemberKey, version: number): void {
   w.string(v.groupId as string);
   w.string(v.memberId as string);
+}
+
+export function ConsumerGroupTargetAssignmentMemberKeyToJson(v: ConsumerGroupTargetAssignmentMemberKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.groupId = v.groupId;
+  o.memberId = v.memberId;
+  return o;
 }
 

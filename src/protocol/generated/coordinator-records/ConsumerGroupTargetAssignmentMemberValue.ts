@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupTargetAssignmentMemberValueVersions = { min: 0, max: 0 } as const;
 
@@ -45,6 +46,12 @@ export function writeConsumerGroupTargetAssignmentMemberValue(w: Writer, v: Cons
   }
 }
 
+export function ConsumerGroupTargetAssignmentMemberValueToJson(v: ConsumerGroupTargetAssignmentMemberValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topicPartitions = v.topicPartitions.map((e) => TopicPartitionToJson(e, version));
+  return o;
+}
+
 export interface TopicPartition {
   topicId: string;
   partitions: number[];
@@ -82,5 +89,12 @@ export function writeTopicPartition(w: Writer, v: TopicPartition, version: numbe
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topicId = v.topicId;
+  o.partitions = v.partitions.map((e) => e);
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupTargetAssignmentMetadataKeyVersions = { min: 6, max: 6 } as const;
 
@@ -26,5 +27,11 @@ export function readConsumerGroupTargetAssignmentMetadataKey(r: Reader, version:
 
 export function writeConsumerGroupTargetAssignmentMetadataKey(w: Writer, v: ConsumerGroupTargetAssignmentMetadataKey, version: number): void {
   w.string(v.groupId as string);
+}
+
+export function ConsumerGroupTargetAssignmentMetadataKeyToJson(v: ConsumerGroupTargetAssignmentMetadataKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.groupId = v.groupId;
+  return o;
 }
 

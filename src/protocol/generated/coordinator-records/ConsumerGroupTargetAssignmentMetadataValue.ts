@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerGroupTargetAssignmentMetadataValueVersions = { min: 0, max: 0 } as const;
 
@@ -43,5 +44,11 @@ export function writeConsumerGroupTargetAssignmentMetadataValue(w: Writer, v: Co
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function ConsumerGroupTargetAssignmentMetadataValueToJson(v: ConsumerGroupTargetAssignmentMetadataValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.assignmentEpoch = v.assignmentEpoch;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const GroupMetadataKeyVersions = { min: 2, max: 2 } as const;
 
@@ -25,5 +26,11 @@ export function readGroupMetadataKey(r: Reader, version: number): GroupMetadataK
 
 export function writeGroupMetadataKey(w: Writer, v: GroupMetadataKey, version: number): void {
   w.string(v.group as string);
+}
+
+export function GroupMetadataKeyToJson(v: GroupMetadataKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.group = v.group;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const GroupMetadataValueVersions = { min: 0, max: 4 } as const;
 
@@ -62,6 +63,17 @@ export function writeGroupMetadataValue(w: Writer, v: GroupMetadataValue, versio
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function GroupMetadataValueToJson(v: GroupMetadataValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.protocolType = v.protocolType;
+  o.generation = v.generation;
+  o.protocol = v.protocol;
+  o.leader = v.leader;
+  if (version >= 2) o.currentStateTimestamp = v.currentStateTimestamp;
+  o.members = v.members.map((e) => MemberMetadataToJson(e, version));
+  return o;
 }
 
 export interface MemberMetadata {
@@ -125,5 +137,18 @@ export function writeMemberMetadata(w: Writer, v: MemberMetadata, version: numbe
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function MemberMetadataToJson(v: MemberMetadata, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.memberId = v.memberId;
+  if (version >= 3) o.groupInstanceId = v.groupInstanceId;
+  o.clientId = v.clientId;
+  o.clientHost = v.clientHost;
+  if (version >= 1) o.rebalanceTimeout = v.rebalanceTimeout;
+  o.sessionTimeout = v.sessionTimeout;
+  o.subscription = jsonBytes(v.subscription);
+  o.assignment = jsonBytes(v.assignment);
+  return o;
 }
 

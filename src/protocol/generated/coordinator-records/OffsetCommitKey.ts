@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const OffsetCommitKeyVersions = { min: 0, max: 1 } as const;
 
@@ -33,5 +34,13 @@ export function writeOffsetCommitKey(w: Writer, v: OffsetCommitKey, version: num
   w.string(v.group as string);
   w.string(v.topic as string);
   w.int32(v.partition);
+}
+
+export function OffsetCommitKeyToJson(v: OffsetCommitKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.group = v.group;
+  o.topic = v.topic;
+  o.partition = v.partition;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const OffsetCommitValueVersions = { min: 0, max: 4 } as const;
 
@@ -58,5 +59,15 @@ export function writeOffsetCommitValue(w: Writer, v: OffsetCommitValue, version:
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function OffsetCommitValueToJson(v: OffsetCommitValue, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.offset = v.offset;
+  if (version >= 3) o.leaderEpoch = v.leaderEpoch;
+  o.metadata = v.metadata;
+  o.commitTimestamp = v.commitTimestamp;
+  if (version >= 1 && version <= 1) o.expireTimestamp = v.expireTimestamp;
+  return o;
 }
 

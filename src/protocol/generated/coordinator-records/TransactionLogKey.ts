@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const TransactionLogKeyVersions = { min: 0, max: 0 } as const;
 
@@ -25,5 +26,11 @@ export function readTransactionLogKey(r: Reader, version: number): TransactionLo
 
 export function writeTransactionLogKey(w: Writer, v: TransactionLogKey, version: number): void {
   w.string(v.transactionalId as string);
+}
+
+export function TransactionLogKeyToJson(v: TransactionLogKey, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.transactionalId = v.transactionalId;
+  return o;
 }
 

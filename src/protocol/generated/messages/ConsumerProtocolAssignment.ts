@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerProtocolAssignmentVersions = { min: 0, max: 3 } as const;
 
@@ -31,6 +32,13 @@ export function writeConsumerProtocolAssignment(w: Writer, v: ConsumerProtocolAs
   w.nullableBytes(v.userData as Buffer);
 }
 
+export function ConsumerProtocolAssignmentToJson(v: ConsumerProtocolAssignment, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.assignedPartitions = v.assignedPartitions.map((e) => TopicPartitionToJson(e, version));
+  o.userData = (v.userData === null ? null : jsonBytes(v.userData));
+  return o;
+}
+
 export interface TopicPartition {
   topic: string;
   partitions: number[];
@@ -51,5 +59,12 @@ export function readTopicPartition(r: Reader, version: number): TopicPartition {
 export function writeTopicPartition(w: Writer, v: TopicPartition, version: number): void {
   w.string(v.topic as string);
   writeArray(w, false, false, "Partitions", v.partitions, (w, e) => { w.int32(e); });
+}
+
+export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topic = v.topic;
+  o.partitions = v.partitions.map((e) => e);
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ConsumerProtocolSubscriptionVersions = { min: 0, max: 3 } as const;
 
@@ -43,6 +44,16 @@ export function writeConsumerProtocolSubscription(w: Writer, v: ConsumerProtocol
   if (version >= 3) { if (version >= 3) { w.nullableString(v.rackId as string); } else { w.string(v.rackId as string); } }
 }
 
+export function ConsumerProtocolSubscriptionToJson(v: ConsumerProtocolSubscription, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.topics = v.topics.map((e) => e);
+  o.userData = (v.userData === null ? null : jsonBytes(v.userData));
+  if (version >= 1) o.ownedPartitions = v.ownedPartitions.map((e) => TopicPartitionToJson(e, version));
+  if (version >= 2) o.generationId = v.generationId;
+  if (version >= 3) o.rackId = v.rackId;
+  return o;
+}
+
 export interface TopicPartition {
   topic: string;
   partitions: number[];
@@ -65,5 +76,12 @@ export function writeTopicPartition(w: Writer, v: TopicPartition, version: numbe
   if (!(version >= 1) && (v.topic !== "")) throw new ProtocolEncodeError(`TopicPartition.Topic is not supported at version ${version}`);
   if (version >= 1) { writeArray(w, false, false, "Partitions", v.partitions, (w, e) => { w.int32(e); }); }
   if (!(version >= 1) && (v.partitions === null || v.partitions.length !== 0)) throw new ProtocolEncodeError(`TopicPartition.Partitions is not supported at version ${version}`);
+}
+
+export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
+  const o: JsonObject = {};
+  if (version >= 1) o.topic = v.topic;
+  if (version >= 1) o.partitions = v.partitions.map((e) => e);
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const DefaultPrincipalDataVersions = { min: 0, max: 0 } as const;
 
@@ -53,5 +54,13 @@ export function writeDefaultPrincipalData(w: Writer, v: DefaultPrincipalData, ve
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function DefaultPrincipalDataToJson(v: DefaultPrincipalData, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.type = v.type;
+  o.name = v.name;
+  o.tokenAuthenticated = v.tokenAuthenticated;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const KRaftVersionRecordVersions = { min: 0, max: 0 } as const;
 
@@ -48,5 +49,12 @@ export function writeKRaftVersionRecord(w: Writer, v: KRaftVersionRecord, versio
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function KRaftVersionRecordToJson(v: KRaftVersionRecord, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.version = v.version;
+  o.kRaftVersion = v.kRaftVersion;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const LeaderChangeMessageVersions = { min: 0, max: 1 } as const;
 
@@ -60,6 +61,15 @@ export function writeLeaderChangeMessage(w: Writer, v: LeaderChangeMessage, vers
   }
 }
 
+export function LeaderChangeMessageToJson(v: LeaderChangeMessage, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.version = v.version;
+  o.leaderId = v.leaderId;
+  o.voters = v.voters.map((e) => VoterToJson(e, version));
+  o.grantingVoters = v.grantingVoters.map((e) => VoterToJson(e, version));
+  return o;
+}
+
 export interface Voter {
   voterId: number;
   /** The directory id of the voter */
@@ -99,5 +109,12 @@ export function writeVoter(w: Writer, v: Voter, version: number): void {
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function VoterToJson(v: Voter, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.voterId = v.voterId;
+  if (version >= 1) o.voterDirectoryId = v.voterDirectoryId;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const SnapshotFooterRecordVersions = { min: 0, max: 0 } as const;
 
@@ -43,5 +44,11 @@ export function writeSnapshotFooterRecord(w: Writer, v: SnapshotFooterRecord, ve
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function SnapshotFooterRecordToJson(v: SnapshotFooterRecord, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.version = v.version;
+  return o;
 }
 

@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const VotersRecordVersions = { min: 0, max: 0 } as const;
 
@@ -47,6 +48,13 @@ export function writeVotersRecord(w: Writer, v: VotersRecord, version: number): 
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function VotersRecordToJson(v: VotersRecord, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.version = v.version;
+  o.voters = v.voters.map((e) => VoterToJson(e, version));
+  return o;
 }
 
 export interface Voter {
@@ -100,6 +108,15 @@ export function writeVoter(w: Writer, v: Voter, version: number): void {
   }
 }
 
+export function VoterToJson(v: Voter, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.voterId = v.voterId;
+  o.voterDirectoryId = v.voterDirectoryId;
+  o.endpoints = v.endpoints.map((e) => EndpointToJson(e, version));
+  o.kRaftVersionFeature = KRaftVersionFeatureToJson(v.kRaftVersionFeature, version);
+  return o;
+}
+
 export interface Endpoint {
   /** The name of the endpoint */
   name: string;
@@ -146,6 +163,14 @@ export function writeEndpoint(w: Writer, v: Endpoint, version: number): void {
   }
 }
 
+export function EndpointToJson(v: Endpoint, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.name = v.name;
+  o.host = v.host;
+  o.port = v.port;
+  return o;
+}
+
 export interface KRaftVersionFeature {
   /** The minimum supported KRaft protocol version */
   minSupportedVersion: number;
@@ -185,5 +210,12 @@ export function writeKRaftVersionFeature(w: Writer, v: KRaftVersionFeature, vers
     if (v._unknownTaggedFields === undefined) w.uvarint(0);
     else writeTaggedFields(w, [], v._unknownTaggedFields);
   }
+}
+
+export function KRaftVersionFeatureToJson(v: KRaftVersionFeature, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.minSupportedVersion = v.minSupportedVersion;
+  o.maxSupportedVersion = v.maxSupportedVersion;
+  return o;
 }
 

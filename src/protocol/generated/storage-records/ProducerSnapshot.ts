@@ -6,6 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
+import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
 
 export const ProducerSnapshotVersions = { min: 1, max: 1 } as const;
 
@@ -31,6 +32,13 @@ export function readProducerSnapshot(r: Reader, version: number): ProducerSnapsh
 export function writeProducerSnapshot(w: Writer, v: ProducerSnapshot, version: number): void {
   w.uint32(v.crc);
   writeArray(w, false, false, "ProducerEntries", v.producerEntries, (w, e) => { writeProducerEntry(w, e, version); });
+}
+
+export function ProducerSnapshotToJson(v: ProducerSnapshot, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.crc = v.crc;
+  o.producerEntries = v.producerEntries.map((e) => ProducerEntryToJson(e, version));
+  return o;
 }
 
 export interface ProducerEntry {
@@ -85,5 +93,18 @@ export function writeProducerEntry(w: Writer, v: ProducerEntry, version: number)
   w.int64(v.timestamp);
   w.int32(v.coordinatorEpoch);
   w.int64(v.currentTxnFirstOffset);
+}
+
+export function ProducerEntryToJson(v: ProducerEntry, version: number): JsonObject {
+  const o: JsonObject = {};
+  o.producerId = v.producerId;
+  o.epoch = v.epoch;
+  o.lastSequence = v.lastSequence;
+  o.lastOffset = v.lastOffset;
+  o.offsetDelta = v.offsetDelta;
+  o.timestamp = v.timestamp;
+  o.coordinatorEpoch = v.coordinatorEpoch;
+  o.currentTxnFirstOffset = v.currentTxnFirstOffset;
+  return o;
 }
 
