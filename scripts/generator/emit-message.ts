@@ -329,10 +329,8 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
 
   /** JSON value of one non-array value `x` of type `t` (Kafka's JsonConverter: Jackson nodes). */
   const jsonScalar = (t: string, x: string, nullable: boolean): string => {
-    let e: string;
     if (NUMERIC_READ[t] || t === "string") return x;
-    if (t === "bytes" || t === "records") e = `jsonBytes(${x})`;
-    else e = `${t}ToJson(${x}, version)`;
+    const e = t === "bytes" || t === "records" ? `jsonBinary(${x})` : `${t}ToJson(${x}, version)`;
     return nullable ? `(${x} === null ? null : ${e})` : e;
   };
 
@@ -347,16 +345,31 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
       const x = `v.${f.prop}`;
       const elem = arrayElement(f.type);
       const nullable = isNullableAnywhere(f);
+      const items =
+        elem === undefined
+          ? ""
+          : NUMERIC_READ[elem] || elem === "string"
+            ? `[...${x}]`
+            : `${x}.map((e) => ${jsonScalar(elem, "e", false)})`;
       const value =
         elem === undefined
           ? jsonScalar(f.type, x, nullable)
           : nullable
-            ? `(${x} === null ? null : ${x}.map((e) => ${jsonScalar(elem, "e", false)}))`
-            : `${x}.map((e) => ${jsonScalar(elem, "e", false)})`;
-      const present = cond.of(f.versions);
-      const tagged = cond.of(f.taggedVersions);
+            ? `(${x} === null ? null : ${items})`
+            : items;
+      // Written in place where the field is regular; where it is tagged, only when not at its default.
+      const regular = regularOf(f);
+      const tagged = cond.of({
+        lo: Math.max(f.versions.lo, f.taggedVersions.lo),
+        hi: Math.min(f.versions.hi, f.taggedVersions.hi),
+      });
+      const taggedWhen = tagged === "false" ? "false" : and(tagged, `(${differsFromDefault(f, x)})`);
       const when =
-        tagged === "false" ? present : and(present, `(${not(tagged)} || (${differsFromDefault(f, x)}))`);
+        taggedWhen === "false"
+          ? regular
+          : regular === "false"
+            ? taggedWhen
+            : `(${regular}) || (${taggedWhen})`;
       if (when === "false") continue;
       const stmt = `o.${f.prop} = ${value};`;
       out.push(when === "true" ? `  ${stmt}` : `  if (${when}) ${stmt}`);
@@ -375,7 +388,7 @@ export function emitMessage(spec: MessageSpec, importPrefix: string): string {
     `import type { Reader } from "${importPrefix}primitives/reader.js";`,
     `import type { Writer } from "${importPrefix}primitives/writer.js";`,
     ...(withJson
-      ? [`import { type JsonObject, jsonBytes } from "${importPrefix}primitives/json-node.js";`]
+      ? [`import { type JsonObject, jsonBinary } from "${importPrefix}primitives/json-node.js";`]
       : []),
     "",
     `export const ${spec.name}Versions = { min: ${spec.validVersions.lo}, max: ${spec.validVersions.hi} } as const;`,

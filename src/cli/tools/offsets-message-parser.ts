@@ -87,7 +87,7 @@ import {
   ConsumerProtocolSubscriptionToJson,
   readConsumerProtocolSubscription,
 } from "../../protocol/generated/messages/ConsumerProtocolSubscription.js";
-import { type JsonObject, type JsonValue, stringifyJson } from "../../protocol/primitives/json-node.js";
+import { type JsonObject, stringifyJson } from "../../protocol/primitives/json-node.js";
 import { Reader } from "../../protocol/primitives/reader.js";
 import type { DecodedRecord } from "../../protocol/records/index.js";
 
@@ -120,7 +120,7 @@ const RECORD_TYPES: ReadonlyMap<number, RecordType> = new Map<number, RecordType
     2,
     {
       key: json(readGroupMetadataKey, GroupMetadataKeyToJson),
-      value: (r, v) => withConsumerProtocol(GroupMetadataValueToJson(readGroupMetadataValue(r, v), v)),
+      value: groupMetadataValueJson,
       valueName: "GroupMetadataValue",
       valueVersions: GroupMetadataValueVersions,
     },
@@ -192,35 +192,31 @@ const RECORD_TYPES: ReadonlyMap<number, RecordType> = new Map<number, RecordType
 
 /**
  * Kafka's prepareGroupMetadataValue: with protocolType "consumer", each member's subscription and
- * assignment bytes (a version, then the message) replaced by their JSON; bytes that do not decode stay.
+ * assignment (a version, then the message) as their JSON; bytes that do not decode stay as bytes.
  */
-function withConsumerProtocol(value: JsonObject): JsonObject {
-  if (value.protocolType !== "consumer" || !Array.isArray(value.members)) return value;
-  for (const member of value.members) {
-    if (member === null || typeof member !== "object" || Array.isArray(member)) continue;
-    replaceEmbedded(
-      member,
-      "subscription",
-      json(readConsumerProtocolSubscription, ConsumerProtocolSubscriptionToJson),
-    );
-    replaceEmbedded(
-      member,
-      "assignment",
-      json(readConsumerProtocolAssignment, ConsumerProtocolAssignmentToJson),
-    );
-  }
-  return value;
+function groupMetadataValueJson(r: Reader, version: number): JsonObject {
+  const value = readGroupMetadataValue(r, version);
+  const json = GroupMetadataValueToJson(value, version);
+  if (value.protocolType !== "consumer") return json;
+  const members = json.members as JsonObject[];
+  value.members.forEach((m, i) => {
+    const subscription = embedded(m.subscription, readSubscription);
+    if (subscription !== undefined) members[i].subscription = subscription;
+    const assignment = embedded(m.assignment, readAssignment);
+    if (assignment !== undefined) members[i].assignment = assignment;
+  });
+  return json;
 }
 
-function replaceEmbedded(member: JsonObject, field: string, read: JsonReader): void {
-  const encoded: JsonValue = member[field];
-  if (typeof encoded !== "string") return;
+const readSubscription = json(readConsumerProtocolSubscription, ConsumerProtocolSubscriptionToJson);
+const readAssignment = json(readConsumerProtocolAssignment, ConsumerProtocolAssignmentToJson);
+
+function embedded(bytes: Buffer, read: JsonReader): JsonObject | undefined {
   try {
-    const r = new Reader(Buffer.from(encoded, "base64"));
-    const version = r.int16();
-    member[field] = read(r, version);
+    const r = new Reader(bytes);
+    return read(r, r.int16());
   } catch {
-    // Kafka swallows the error and keeps the original bytes.
+    return undefined; // Kafka swallows the error and keeps the original bytes.
   }
 }
 

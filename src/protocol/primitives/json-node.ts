@@ -10,7 +10,7 @@ export interface JsonObject {
 }
 
 /** A bytes field as Jackson's BinaryNode prints it. */
-export function jsonBytes(bytes: Buffer): string {
+export function jsonBinary(bytes: Buffer): string {
   return bytes.toString("base64");
 }
 

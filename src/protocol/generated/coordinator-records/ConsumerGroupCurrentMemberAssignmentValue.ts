@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const ConsumerGroupCurrentMemberAssignmentValueVersions = { min: 0, max: 0 } as const;
 
@@ -120,7 +120,7 @@ export function writeTopicPartitions(w: Writer, v: TopicPartitions, version: num
 export function TopicPartitionsToJson(v: TopicPartitions, version: number): JsonObject {
   const o: JsonObject = {};
   o.topicId = v.topicId;
-  o.partitions = v.partitions.map((e) => e);
+  o.partitions = [...v.partitions];
   return o;
 }
 

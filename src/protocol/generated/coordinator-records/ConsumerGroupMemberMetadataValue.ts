@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const ConsumerGroupMemberMetadataValueVersions = { min: 0, max: 0 } as const;
 
@@ -96,11 +96,11 @@ export function ConsumerGroupMemberMetadataValueToJson(v: ConsumerGroupMemberMet
   o.rackId = v.rackId;
   o.clientId = v.clientId;
   o.clientHost = v.clientHost;
-  o.subscribedTopicNames = v.subscribedTopicNames.map((e) => e);
+  o.subscribedTopicNames = [...v.subscribedTopicNames];
   o.subscribedTopicRegex = v.subscribedTopicRegex;
   o.rebalanceTimeoutMs = v.rebalanceTimeoutMs;
   o.serverAssignor = v.serverAssignor;
-  if ((false || (v.classicMemberMetadata !== null))) o.classicMemberMetadata = (v.classicMemberMetadata === null ? null : ClassicMemberMetadataToJson(v.classicMemberMetadata, version));
+  if ((v.classicMemberMetadata !== null)) o.classicMemberMetadata = (v.classicMemberMetadata === null ? null : ClassicMemberMetadataToJson(v.classicMemberMetadata, version));
   return o;
 }
 
@@ -196,7 +196,7 @@ export function writeClassicProtocol(w: Writer, v: ClassicProtocol, version: num
 export function ClassicProtocolToJson(v: ClassicProtocol, version: number): JsonObject {
   const o: JsonObject = {};
   o.name = v.name;
-  o.metadata = jsonBytes(v.metadata);
+  o.metadata = jsonBinary(v.metadata);
   return o;
 }
 

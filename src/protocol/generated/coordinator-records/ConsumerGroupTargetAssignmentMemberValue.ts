@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const ConsumerGroupTargetAssignmentMemberValueVersions = { min: 0, max: 0 } as const;
 
@@ -94,7 +94,7 @@ export function writeTopicPartition(w: Writer, v: TopicPartition, version: numbe
 export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
   const o: JsonObject = {};
   o.topicId = v.topicId;
-  o.partitions = v.partitions.map((e) => e);
+  o.partitions = [...v.partitions];
   return o;
 }
 

@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const GroupMetadataValueVersions = { min: 0, max: 4 } as const;
 
@@ -147,8 +147,8 @@ export function MemberMetadataToJson(v: MemberMetadata, version: number): JsonOb
   o.clientHost = v.clientHost;
   if (version >= 1) o.rebalanceTimeout = v.rebalanceTimeout;
   o.sessionTimeout = v.sessionTimeout;
-  o.subscription = jsonBytes(v.subscription);
-  o.assignment = jsonBytes(v.assignment);
+  o.subscription = jsonBinary(v.subscription);
+  o.assignment = jsonBinary(v.assignment);
   return o;
 }
 

@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const TransactionLogValueVersions = { min: 0, max: 1 } as const;
 
@@ -105,15 +105,15 @@ export function writeTransactionLogValue(w: Writer, v: TransactionLogValue, vers
 export function TransactionLogValueToJson(v: TransactionLogValue, version: number): JsonObject {
   const o: JsonObject = {};
   o.producerId = v.producerId;
-  if (version >= 1 && (!(version >= 1) || (v.previousProducerId !== -1n))) o.previousProducerId = v.previousProducerId;
-  if (version >= 1 && (!(version >= 1) || (v.nextProducerId !== -1n))) o.nextProducerId = v.nextProducerId;
+  if (version >= 1 && (v.previousProducerId !== -1n)) o.previousProducerId = v.previousProducerId;
+  if (version >= 1 && (v.nextProducerId !== -1n)) o.nextProducerId = v.nextProducerId;
   o.producerEpoch = v.producerEpoch;
   o.transactionTimeoutMs = v.transactionTimeoutMs;
   o.transactionStatus = v.transactionStatus;
   o.transactionPartitions = (v.transactionPartitions === null ? null : v.transactionPartitions.map((e) => PartitionsSchemaToJson(e, version)));
   o.transactionLastUpdateTimestampMs = v.transactionLastUpdateTimestampMs;
   o.transactionStartTimestampMs = v.transactionStartTimestampMs;
-  if (version >= 1 && (!(version >= 1) || (v.clientTransactionVersion !== 0))) o.clientTransactionVersion = v.clientTransactionVersion;
+  if (version >= 1 && (v.clientTransactionVersion !== 0)) o.clientTransactionVersion = v.clientTransactionVersion;
   return o;
 }
 
@@ -159,7 +159,7 @@ export function writePartitionsSchema(w: Writer, v: PartitionsSchema, version: n
 export function PartitionsSchemaToJson(v: PartitionsSchema, version: number): JsonObject {
   const o: JsonObject = {};
   o.topic = v.topic;
-  o.partitionIds = v.partitionIds.map((e) => e);
+  o.partitionIds = [...v.partitionIds];
   return o;
 }
 

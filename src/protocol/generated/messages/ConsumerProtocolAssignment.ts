@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const ConsumerProtocolAssignmentVersions = { min: 0, max: 3 } as const;
 
@@ -35,7 +35,7 @@ export function writeConsumerProtocolAssignment(w: Writer, v: ConsumerProtocolAs
 export function ConsumerProtocolAssignmentToJson(v: ConsumerProtocolAssignment, version: number): JsonObject {
   const o: JsonObject = {};
   o.assignedPartitions = v.assignedPartitions.map((e) => TopicPartitionToJson(e, version));
-  o.userData = (v.userData === null ? null : jsonBytes(v.userData));
+  o.userData = (v.userData === null ? null : jsonBinary(v.userData));
   return o;
 }
 
@@ -64,7 +64,7 @@ export function writeTopicPartition(w: Writer, v: TopicPartition, version: numbe
 export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
   const o: JsonObject = {};
   o.topic = v.topic;
-  o.partitions = v.partitions.map((e) => e);
+  o.partitions = [...v.partitions];
   return o;
 }
 

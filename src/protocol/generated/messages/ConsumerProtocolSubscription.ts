@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const ConsumerProtocolSubscriptionVersions = { min: 0, max: 3 } as const;
 
@@ -46,8 +46,8 @@ export function writeConsumerProtocolSubscription(w: Writer, v: ConsumerProtocol
 
 export function ConsumerProtocolSubscriptionToJson(v: ConsumerProtocolSubscription, version: number): JsonObject {
   const o: JsonObject = {};
-  o.topics = v.topics.map((e) => e);
-  o.userData = (v.userData === null ? null : jsonBytes(v.userData));
+  o.topics = [...v.topics];
+  o.userData = (v.userData === null ? null : jsonBinary(v.userData));
   if (version >= 1) o.ownedPartitions = v.ownedPartitions.map((e) => TopicPartitionToJson(e, version));
   if (version >= 2) o.generationId = v.generationId;
   if (version >= 3) o.rackId = v.rackId;
@@ -81,7 +81,7 @@ export function writeTopicPartition(w: Writer, v: TopicPartition, version: numbe
 export function TopicPartitionToJson(v: TopicPartition, version: number): JsonObject {
   const o: JsonObject = {};
   if (version >= 1) o.topic = v.topic;
-  if (version >= 1) o.partitions = v.partitions.map((e) => e);
+  if (version >= 1) o.partitions = [...v.partitions];
   return o;
 }
 

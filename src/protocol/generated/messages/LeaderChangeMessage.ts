@@ -6,7 +6,7 @@ import { type RawTaggedField, type TaggedEntry, EMPTY_BUFFER, deepEqual, readArr
 import { ProtocolEncodeError } from "../../primitives/errors.js";
 import type { Reader } from "../../primitives/reader.js";
 import type { Writer } from "../../primitives/writer.js";
-import { type JsonObject, jsonBytes } from "../../primitives/json-node.js";
+import { type JsonObject, jsonBinary } from "../../primitives/json-node.js";
 
 export const LeaderChangeMessageVersions = { min: 0, max: 1 } as const;
 
