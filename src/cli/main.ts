@@ -38,6 +38,10 @@ const TOOLS: Record<string, Tool> = {
     summary: "Delete records before the offsets of a JSON file (kafka-delete-records.sh)",
     run: async (a) => (await import("./tools/delete-records.js")).runDeleteRecords(a),
   },
+  "dev-cluster": {
+    summary: "Start a ZooKeeper and N brokers on this machine; Ctrl-C stops them (dev-cluster --brokers 3)",
+    run: async (a) => (await import("./tools/dev-cluster.js")).runDevCluster(a),
+  },
   "dump-log": {
     summary: "Dump the contents of log segments, indexes and snapshots (kafka-dump-log.sh)",
     run: async (a) => (await import("./tools/dump-log.js")).runDumpLog(a),
@@ -70,6 +74,14 @@ const TOOLS: Record<string, Tool> = {
     summary: "List, describe and abort transactions, describe producers (kafka-transactions.sh)",
     run: async (a) => (await import("./tools/transactions.js")).runTransactions(a),
   },
+  "zookeeper-server-start": {
+    summary: "Run a ZooKeeper server in the foreground with a zoo.cfg (zookeeper-server-start.sh)",
+    run: async (a) => (await import("./tools/zookeeper-server-start.js")).runZooKeeperServerStart(a),
+  },
+  "zookeeper-shell": {
+    summary: "Run ZooKeeper commands: ls, get, stat, create, set, delete (zookeeper-shell.sh)",
+    run: async (a) => (await import("./tools/zookeeper-shell.js")).runZooKeeperShell(a),
+  },
 };
 
 function version(): string {
@@ -82,7 +94,8 @@ function usage(): string {
   const names = Object.keys(TOOLS);
   if (names.length === 0)
     lines.push("  (none yet: the broker and the operator tools arrive with the next issues)");
-  for (const name of names) lines.push(`  ${name.padEnd(22)}${TOOLS[name].summary}`);
+  const width = Math.max(22, ...names.map((n) => n.length + 2));
+  for (const name of names) lines.push(`  ${name.padEnd(width)}${TOOLS[name].summary}`);
   lines.push("", "Options:", "  --help       print this help", "  --version    print the Tributary version");
   return lines.join("\n");
 }

@@ -19,14 +19,19 @@
 // "... shut down completed".
 
 import { hostname } from "node:os";
+import { BrokerConnection } from "../client/network/broker-connection.js";
 import { Logger } from "../common/logger.js";
 import { MemoryPool } from "../common/memory-pool.js";
 import { type Scheduler, SystemScheduler } from "../common/scheduler.js";
 import { SYSTEM_TIME, type Time } from "../common/time.js";
+import { ErrorCode } from "../protocol/errors.js";
+import { ApiKey, Apis } from "../protocol/generated/api-table.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
 import { LogManager } from "../storage/log-manager.js";
 import type { BrokerServices } from "./broker-services.js";
+import { KafkaController } from "./controller/kafka-controller.js";
+import { ControllerRequests } from "./controller-requests.js";
 import { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
 import {
   GROUP_METADATA_TOPIC_NAME,
@@ -41,11 +46,13 @@ import type { HandlerRegistration } from "./handler.js";
 import { buildHandlers } from "./handlers/index.js";
 import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
 import { dynamicBrokerLogConfig } from "./metadata/config-definitions.js";
-import { KafkaController } from "./metadata/controller.js";
 import { EmbeddedMetadataStore } from "./metadata/embedded-metadata-store.js";
+import { KafkaZkClient } from "./metadata/kafka-zk-client.js";
 import { MetadataCache, type MetadataDelta } from "./metadata/metadata-cache.js";
+import type { MetadataStore } from "./metadata/metadata-store.js";
 import { TopicAdmin, topicAdminOptionsFrom } from "./metadata/topic-admin.js";
 import { DEFAULT_BROKER_ENTITY } from "./metadata/zk-data.js";
+import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
@@ -78,8 +85,11 @@ export class KafkaServer {
   /** Request frames and fetch reads (Kafka's MemoryPool for the network layer). */
   readonly memoryPool = new MemoryPool();
   private _advertised: EndPoint[] = [];
-  private store: EmbeddedMetadataStore | undefined;
+  private store: MetadataStore | undefined;
+  private zkClient: KafkaZkClient | undefined;
   private controller: KafkaController | undefined;
+  /** The czxid of this broker's registration znode (Kafka's broker epoch); -1 before it registers. */
+  brokerEpoch = -1n;
   metadataCache: MetadataCache | undefined;
   replicaManager: ReplicaManager | undefined;
   groupCoordinator: GroupCoordinator | undefined;
@@ -147,16 +157,13 @@ export class KafkaServer {
     this.state = "Starting";
     this.logger.info("starting");
     try {
-      if (this.config.zookeeperConnect !== null) {
-        throw new Error(
-          `zookeeper.connect=${this.config.zookeeperConnect}: ZooKeeper mode is not supported yet; remove it to run a single broker on the embedded metadata store`,
-        );
-      }
       // The socket server binds first (Kafka binds before registering the broker, so the registration
       // carries the bound ports) but holds every request until startup has finished.
       const processor = {
         process: async (conn: ConnectionInfo, frame: Buffer, receivedNs: bigint): Promise<RequestOutcome> => {
-          await this.processingEnabled;
+          // The controller's requests are served as soon as the pipeline exists (the broker waits for its
+          // first UpdateMetadata during startup); everything else once startup has finished.
+          if (!(this.pipeline !== undefined && isControlPlaneRequest(frame))) await this.processingEnabled;
           if (this.pipeline === undefined) return { kind: "close", reason: "the broker is shutting down" };
           return this.pipeline.process(conn, frame, receivedNs);
         },
@@ -175,26 +182,23 @@ export class KafkaServer {
       await this._socketServer.startup();
       this._advertised = this.resolveAdvertised();
 
-      // The embedded metadata store (the one-node cluster's "ZooKeeper") lives in the first log dir.
+      // The metadata store: ZooKeeper (zookeeper.connect), or the embedded store in the first log dir.
       const config = this.config;
-      this.store = await EmbeddedMetadataStore.open(config.logDirs[0], this.time);
-      this.controller = new KafkaController(this.store, {
-        brokerId: config.brokerId,
-        time: this.time,
-        endpoints: this._advertised,
-        rack: config.brokerRack,
-        deleteTopicEnable: config.deleteTopicEnable,
-        preferredClusterId: this.clusterIdFromMetaProperties(),
-      });
-      await this.controller.startup();
-      const clusterId = this.controller.clusterId;
+      const store = await this.openMetadataStore();
+      this.store = store;
+      const zk = new KafkaZkClient(store);
+      this.zkClient = zk;
+      await zk.createTopLevelPaths();
+      const clusterId = await zk.getOrCreateClusterId(this.clusterIdFromMetaProperties());
       this.logger.info(`Cluster ID = ${clusterId}`);
+      if (config.brokerId < 0) config.brokerId = await this.generateBrokerId(zk);
 
+      // Logs are loaded (and recovered) before the broker registers, as Kafka does.
       this._logManager = new LogManager(config.logManagerConfig(clusterId), this.time, this.scheduler);
       this._logManager.startup();
       this._logManager.startTasks();
 
-      const cache = new MetadataCache(this.store, { brokerId: config.brokerId });
+      const cache = new MetadataCache(store, { brokerId: config.brokerId });
       this.metadataCache = cache;
       this.replicaManager = new ReplicaManager(
         config.brokerId,
@@ -289,16 +293,38 @@ export class KafkaServer {
         this.scheduler,
       );
       this.transactionCoordinator.startup();
-      // Registered before start(): the first delta is the whole current state.
+      // Registered before start(): the first delta is every config.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
       await cache.start();
       await cache.idle();
       // The static layer DescribeConfigs shows carries the effective broker.id (0 on the embedded single
       // node when broker.id is unset), as Kafka's config holds the generated id.
-      const topicAdmin = new TopicAdmin(this.store, cache, {
+      const topicAdmin = new TopicAdmin(store, cache, {
         ...topicAdminOptionsFrom(config, this.time, this.scheduler),
         staticConfig: new Map([...config.originals, ["broker.id", String(config.brokerId)]]),
       });
+      const controllerRequests = new ControllerRequests(
+        config.brokerId,
+        () => this.brokerEpoch,
+        this.replicaManager,
+        cache,
+        {
+          onBecomeLeader: (topic, partition, leaderEpoch) =>
+            this.onLeadershipChange(topic, partition, leaderEpoch),
+          onResign: (topic, partition) => this.onLeadershipChange(topic, partition, undefined),
+        },
+      );
+      const controller = new KafkaController(zk, {
+        brokerId: config.brokerId,
+        time: this.time,
+        deleteTopicEnable: config.deleteTopicEnable,
+        uncleanLeaderElectionEnable: config.getBoolean("unclean.leader.election.enable"),
+        interBrokerListenerName: config.interBrokerListenerName,
+        localReceiver: controllerRequests,
+        requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
+        registerBroker: () => this.registerBroker(),
+      });
+      this.controller = controller;
 
       const services: BrokerServices = {
         brokerId: config.brokerId,
@@ -312,9 +338,22 @@ export class KafkaServer {
         groupCoordinator: this.groupCoordinator,
         producerIdManager,
         transactionCoordinator: this.transactionCoordinator,
+        controller,
+        controllerRequests,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
+
+      // Register, then run for controller; the controller's requests (to this broker too) start flowing.
+      await this.registerBroker();
+      store.registerStateChangeHandler({
+        name: "broker-metadata",
+        afterInitializingSession: () => cache.reloadAfterNewSession(),
+      });
+      await controller.startup();
+      if (controller.isActive) await controller.localRequestsSent();
+      // Until the first UpdateMetadata, this broker would answer Metadata without brokers: wait for it (bounded).
+      await cache.waitUntil(() => cache.isBrokerAlive(config.brokerId), 10_000, this.scheduler);
       this.metrics.start(this.scheduler);
       if (config.metricsHttpListener !== null) {
         const server = new MetricsHttpServer(config.metricsHttpListener, () => this.metrics.scrape());
@@ -350,15 +389,60 @@ export class KafkaServer {
     return undefined;
   }
 
+  /** ZooKeeper when zookeeper.connect is set, else the embedded store in the first log dir. */
+  private async openMetadataStore(): Promise<MetadataStore> {
+    const config = this.config;
+    if (config.zookeeperConnect === null) return EmbeddedMetadataStore.open(config.logDirs[0], this.time);
+    const sessionTimeoutMs = config.getInt("zookeeper.session.timeout.ms");
+    const connectionTimeoutMs = config.getInt("zookeeper.connection.timeout.ms") ?? sessionTimeoutMs;
+    this.logger.info(`Connecting to zookeeper on ${config.zookeeperConnect}`);
+    return ZooKeeperMetadataStore.connect(config.zookeeperConnect, { sessionTimeoutMs, connectionTimeoutMs });
+  }
+
   /**
-   * Applies a metadata change to this broker (what LeaderAndIsr / StopReplica do in a cluster): topic
-   * configs to the LogManager first (new logs get them), then the partitions this broker is a replica of
-   * to the ReplicaManager; deleted partitions, and partitions moved away, are stopped and their logs deleted.
+   * Kafka's getOrGenerateBrokerId for broker.id=-1: the broker.id a log dir's meta.properties holds, else
+   * (broker.id.generation.enable) reserved.broker.max.id + the new version of /brokers/seqid.
+   */
+  private async generateBrokerId(zk: KafkaZkClient): Promise<number> {
+    for (const dir of this.config.logDirs) {
+      try {
+        const id = readBrokerMetadata(dir)?.brokerId;
+        if (id !== undefined && id >= 0) return id;
+      } catch {
+        // A damaged meta.properties is reported by the LogManager.
+      }
+    }
+    if (!this.config.getBoolean("broker.id.generation.enable")) {
+      throw new Error("broker.id is not set and broker.id.generation.enable is false: set broker.id");
+    }
+    const seq = await zk.generateBrokerSequenceId();
+    const id = this.config.getInt("reserved.broker.max.id") + seq;
+    this.logger.info(`Generated broker.id ${id} from /brokers/seqid`);
+    return id;
+  }
+
+  /** Registers (or re-registers, after a session expiry) /brokers/ids/<id>; keeps the new broker epoch. */
+  private async registerBroker(): Promise<void> {
+    const zk = this.zkClient;
+    if (zk === undefined) return;
+    this.brokerEpoch = await zk.registerBroker({
+      id: this.config.brokerId,
+      endpoints: this._advertised,
+      rack: this.config.brokerRack,
+      jmxPort: -1,
+      timestampMs: this.time.milliseconds(),
+      features: {},
+    });
+  }
+
+  /**
+   * Applies a metadata change to this broker: topic configs to the LogManager (a log created later gets
+   * them), dynamic broker configs to the default LogConfig. Leadership arrives with LeaderAndIsr
+   * (ControllerRequests), not here.
    */
   private applyMetadataDelta(delta: MetadataDelta): void {
-    const rm = this.replicaManager;
     const lm = this._logManager;
-    if (rm === undefined || lm === undefined) return;
+    if (lm === undefined) return;
     try {
       if (delta.brokerConfigs.size > 0) this.applyDynamicBrokerConfigs(lm);
       for (const [topic, props] of delta.topicConfigs) {
@@ -368,17 +452,6 @@ export class KafkaServer {
           this.logger.error(`Invalid config of topic ${topic} ignored: ${(e as Error).message}`);
         }
       }
-      const id = this.config.brokerId;
-      const mine = delta.partitions.filter((p) => p.replicas.includes(id));
-      if (mine.length > 0) rm.becomeLeaderOrFollower(mine);
-      const stop = [
-        ...delta.removed,
-        ...delta.partitions
-          .filter((p) => !p.replicas.includes(id))
-          .map((p) => ({ topic: p.topic, partition: p.partition })),
-      ];
-      if (stop.length > 0) rm.stopReplicas(stop, true);
-      this.updateCoordinatorLeadership(delta);
     } catch (e) {
       this.logger.error(`Error applying a metadata change: ${(e as Error)?.stack ?? e}`);
     }
@@ -406,26 +479,79 @@ export class KafkaServer {
     }
   }
 
-  /** The group coordinator follows this broker's leadership of __consumer_offsets partitions (Kafka's onLeadershipChange). */
-  private updateCoordinatorLeadership(delta: MetadataDelta): void {
-    const tc = this.transactionCoordinator;
-    if (tc !== undefined) {
-      for (const p of delta.partitions) {
-        if (p.topic !== TRANSACTION_STATE_TOPIC_NAME) continue;
-        if (p.leader === this.config.brokerId) tc.onElection(p.partition, p.leaderEpoch);
-        else tc.onResignation(p.partition);
+  /**
+   * The coordinators follow this broker's leadership of __consumer_offsets / __transaction_state partitions
+   * (Kafka's onLeadershipChange): `leaderEpoch` set means it leads the partition now, undefined that it does not.
+   */
+  private onLeadershipChange(topic: string, partition: number, leaderEpoch: number | undefined): void {
+    if (topic === TRANSACTION_STATE_TOPIC_NAME) {
+      const tc = this.transactionCoordinator;
+      if (leaderEpoch !== undefined) tc?.onElection(partition, leaderEpoch);
+      else tc?.onResignation(partition);
+    } else if (topic === GROUP_METADATA_TOPIC_NAME) {
+      const gc = this.groupCoordinator;
+      if (leaderEpoch !== undefined) gc?.onElection(partition);
+      else gc?.onResignation(partition);
+    }
+  }
+
+  /**
+   * Kafka's controlledShutdown: asks the controller to move leadership off this broker before it stops,
+   * retrying (controlled.shutdown.max.retries, controlled.shutdown.retry.backoff.ms) while partitions remain
+   * led here. Only in a ZooKeeper cluster; a single broker has nowhere to move leadership to.
+   */
+  private async controlledShutdown(): Promise<void> {
+    const config = this.config;
+    const cache = this.metadataCache;
+    const controller = this.controller;
+    if (config.zookeeperConnect === null || !config.getBoolean("controlled.shutdown.enable")) return;
+    if (cache === undefined || controller === undefined || this.brokerEpoch < 0n) return;
+    const retries = config.getInt("controlled.shutdown.max.retries");
+    const backoffMs = config.getLong("controlled.shutdown.retry.backoff.ms");
+    const timeoutMs = config.getInt("request.timeout.ms");
+    this.logger.info("Starting controlled shutdown");
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Number(backoffMs)));
+      try {
+        let errorCode: number;
+        let remaining: number;
+        if (controller.isActive) {
+          const r = await controller.controlledShutdown(config.brokerId, this.brokerEpoch);
+          errorCode = r.errorCode;
+          remaining = r.remainingPartitions.length;
+        } else {
+          const id = cache.controllerId;
+          const e = id >= 0 ? cache.endpointFor(id, config.interBrokerListenerName) : undefined;
+          if (e === undefined) throw new Error("no controller is known");
+          const conn = await BrokerConnection.connect(e.host, e.port, {
+            clientId: `broker-${config.brokerId}-controlled-shutdown`,
+            requestTimeoutMs: timeoutMs,
+          });
+          try {
+            const r = await conn.send(Apis.ControlledShutdown, conn.versionFor(Apis.ControlledShutdown), {
+              brokerId: config.brokerId,
+              brokerEpoch: this.brokerEpoch,
+            });
+            errorCode = r.errorCode;
+            remaining = r.remainingPartitions.length;
+          } finally {
+            conn.close();
+          }
+        }
+        if (errorCode === ErrorCode.NONE && remaining === 0) {
+          this.logger.info("Controlled shutdown request returned successfully");
+          return;
+        }
+        this.logger.info(
+          `Remaining partitions to move: ${remaining}; controlled shutdown error code ${errorCode} (attempt ${attempt + 1})`,
+        );
+      } catch (e) {
+        this.logger.warn(
+          `Error during controlled shutdown, possibly because leader movement took longer than the configured controller.socket.timeout.ms and/or request.timeout.ms: ${(e as Error).message}`,
+        );
       }
-      for (const r of delta.removed)
-        if (r.topic === TRANSACTION_STATE_TOPIC_NAME) tc.onResignation(r.partition);
     }
-    const gc = this.groupCoordinator;
-    if (gc === undefined) return;
-    for (const p of delta.partitions) {
-      if (p.topic !== GROUP_METADATA_TOPIC_NAME) continue;
-      if (p.leader === this.config.brokerId) gc.onElection(p.partition);
-      else gc.onResignation(p.partition);
-    }
-    for (const r of delta.removed) if (r.topic === GROUP_METADATA_TOPIC_NAME) gc.onResignation(r.partition);
+    this.logger.warn("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed");
   }
 
   private resolveAdvertised(): EndPoint[] {
@@ -452,6 +578,14 @@ export class KafkaServer {
 
   private async doShutdown(): Promise<void> {
     if (this.state === "NotRunning") return;
+    if (this.state === "Running") {
+      this.state = "PendingControlledShutdown";
+      try {
+        await this.controlledShutdown();
+      } catch (e) {
+        this.logger.warn(`Controlled shutdown failed: ${(e as Error).message}`);
+      }
+    }
     this.state = "ShuttingDown";
     this.logger.info("shutting down");
     const errors: unknown[] = [];
@@ -496,4 +630,19 @@ export class KafkaServer {
     this.logger.info("shut down completed");
     if (errors.length > 0) throw errors[0];
   }
+}
+
+/**
+ * LeaderAndIsr, StopReplica and UpdateMetadata (and the ApiVersions the controller's connection starts
+ * with): the controller's requests, served before startup ends.
+ */
+function isControlPlaneRequest(frame: Buffer): boolean {
+  if (frame.length < 2) return false;
+  const k = frame.readInt16BE(0);
+  return (
+    k === ApiKey.LeaderAndIsr ||
+    k === ApiKey.StopReplica ||
+    k === ApiKey.UpdateMetadata ||
+    k === ApiKey.ApiVersions
+  );
 }

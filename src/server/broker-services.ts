@@ -4,6 +4,8 @@
 import type { Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import type { LogManager } from "../storage/log-manager.js";
+import type { KafkaController } from "./controller/kafka-controller.js";
+import type { ControllerRequests } from "./controller-requests.js";
 import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
 import type { TransactionCoordinator } from "./coordinator/transaction/transaction-coordinator.js";
 import type { KafkaConfig } from "./kafka-config.js";
@@ -30,4 +32,8 @@ export interface BrokerServices {
   readonly producerIdManager: ProducerIdManager;
   /** Transactional ids and their transactions (__transaction_state). */
   readonly transactionCoordinator: TransactionCoordinator;
+  /** This broker's controller (active or not): ControlledShutdown, and the NOT_CONTROLLER checks. */
+  readonly controller: KafkaController;
+  /** LeaderAndIsr / UpdateMetadata / StopReplica from the controller. */
+  readonly controllerRequests: ControllerRequests;
 }

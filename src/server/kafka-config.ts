@@ -113,6 +113,7 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "controlled.shutdown.enable": bool(true),
   "controlled.shutdown.max.retries": int(3),
   "controlled.shutdown.retry.backoff.ms": long(5000),
+  "controller.socket.timeout.ms": int(30000),
   "inter.broker.protocol.version": str("3.7-IV4"),
   "log.message.format.version": str("3.0-IV1"),
   "metadata.max.age.ms": long(300000),
@@ -373,7 +374,8 @@ export class KafkaConfig {
   readonly originals: ReadonlyMap<string, string>;
   private readonly values = new Map<string, unknown>();
 
-  readonly brokerId: number;
+  /** broker.id; -1 in ZooKeeper mode until the broker generates one at startup (broker.id.generation.enable). */
+  brokerId: number;
   readonly brokerRack: string | null;
   readonly zookeeperConnect: string | null;
   readonly listenerSecurityProtocolMap: ReadonlyMap<string, string>;

@@ -21,6 +21,7 @@
 
 import { mkdirSync, rmSync } from "node:fs";
 import { basename } from "node:path";
+import { fsyncDirectory } from "../common/atomic-file.js";
 import { Logger } from "../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
@@ -48,7 +49,6 @@ import {
   setPartitionLeaderEpoch,
   TimestampType,
 } from "../protocol/records/index.js";
-import { fsyncDirectory } from "./checkpoint/checkpoint-file.js";
 import type { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from "./log-file-names.js";

@@ -7,12 +7,12 @@
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import { type NewTopic, type TopicDescription, throwFirstError } from "../../client/admin/admin-types.js";
 import { KafkaClientError } from "../../client/errors.js";
+import { isInternalTopic } from "../../server/metadata/internal-topics.js";
 import { checkInvalid, checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 import { includeList } from "../topic-filter.js";
 
 const CONFIGS_NOTE = " (To alter topic configurations, the kafka-configs tool can be used.)";
-const INTERNAL_TOPICS = new Set(["__consumer_offsets", "__transaction_state"]);
 const ACTIONS = ["create", "list", "alter", "describe", "delete"];
 const REPORT_OPTS = [
   "under-replicated-partitions",
@@ -175,7 +175,7 @@ function parseTopicConfigs(entries: readonly string[]): Record<string, string> {
 }
 
 function isInternal(name: string, flagged: boolean): boolean {
-  return flagged || INTERNAL_TOPICS.has(name);
+  return flagged || isInternalTopic(name);
 }
 
 async function topicsCommand(args: ParsedArgs): Promise<number> {

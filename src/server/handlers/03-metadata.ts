@@ -23,8 +23,9 @@ import {
 } from "../../protocol/generated/messages/MetadataResponse.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
-import { isInternalTopic, type MetadataCache } from "../metadata/metadata-cache.js";
-import { isValidTopicName } from "../metadata/topic-admin.js";
+import { isInternalTopic } from "../metadata/internal-topics.js";
+import type { MetadataCache } from "../metadata/metadata-cache.js";
+import { isValidTopicName } from "../metadata/topic-validation.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
 

@@ -8,6 +8,7 @@
 // compression codecs only when the broker lists Produce v0–v2); a Produce v0–v2 request is answered with
 // UNSUPPORTED_VERSION in every partition (`produceErrorResponse`), as Kafka 4.0 does.
 
+import { ErrorCode } from "../../protocol/errors.js";
 import type { ProduceRequest } from "../../protocol/generated/messages/ProduceRequest.js";
 import {
   defaultPartitionProduceResponse,
@@ -21,6 +22,10 @@ import { produceHandler } from "./00-produce.js";
 import { fetchHandler } from "./01-fetch.js";
 import { listOffsetsHandler } from "./02-list-offsets.js";
 import { metadataHandler } from "./03-metadata.js";
+import { leaderAndIsrHandler } from "./04-leader-and-isr.js";
+import { stopReplicaHandler } from "./05-stop-replica.js";
+import { updateMetadataHandler } from "./06-update-metadata.js";
+import { controlledShutdownHandler } from "./07-controlled-shutdown.js";
 import { offsetCommitHandler } from "./08-offset-commit.js";
 import { offsetFetchHandler } from "./09-offset-fetch.js";
 import { findCoordinatorHandler } from "./10-find-coordinator.js";
@@ -56,6 +61,34 @@ import { consumerGroupDescribeHandler } from "./69-consumer-group-describe.js";
 
 export type HandlerFactory = (services: BrokerServices) => HandlerRegistration;
 
+/**
+ * An API only the active controller serves in ZooKeeper mode (CreateTopics, DeleteTopics,
+ * CreatePartitions): any other broker answers NOT_CONTROLLER in every entry, so clients refresh their
+ * metadata and send it to the controller, as Kafka's ZooKeeper-mode brokers do.
+ */
+function controllerOnly(factory: HandlerFactory): HandlerFactory {
+  return (services) => {
+    const reg = factory(services);
+    const errorResponse = reg.errorResponse;
+    if (errorResponse === undefined)
+      throw new Error(`API ${reg.apiKey} needs an errorResponse to answer NOT_CONTROLLER`);
+    return {
+      ...reg,
+      handle: async (ctx, request) => {
+        if (!services.controller.isActive) {
+          return errorResponse(
+            request,
+            ctx.apiVersion,
+            ErrorCode.NOT_CONTROLLER,
+            "This is not the correct controller for this cluster.",
+          );
+        }
+        return reg.handle(ctx, request);
+      },
+    };
+  };
+}
+
 /** Kafka's ProduceRequest.getErrorResponse: the error in every partition of the request. */
 export function produceErrorResponse(
   request: ProduceRequest,
@@ -89,6 +122,10 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  leaderAndIsrHandler,
+  stopReplicaHandler,
+  updateMetadataHandler,
+  controlledShutdownHandler,
   offsetCommitHandler,
   offsetFetchHandler,
   findCoordinatorHandler,
@@ -98,8 +135,8 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   syncGroupHandler,
   describeGroupsHandler,
   listGroupsHandler,
-  createTopicsHandler,
-  deleteTopicsHandler,
+  controllerOnly(createTopicsHandler),
+  controllerOnly(deleteTopicsHandler),
   deleteRecordsHandler,
   initProducerIdHandler,
   offsetForLeaderEpochHandler,
@@ -111,7 +148,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
-  createPartitionsHandler,
+  controllerOnly(createPartitionsHandler),
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,

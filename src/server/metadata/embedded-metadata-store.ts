@@ -10,6 +10,11 @@
 // An operation resolves, and its watches fire, only after its change is durable.
 // Ephemeral nodes live in memory only, owned by this store's session: they vanish on close and are
 // absent after a reopen (as a ZooKeeper session that ended). Watches are one-shot, as ZooKeeper's.
+// Zxids as ZooKeeper's: (epoch << 32) | counter, one per committed multi; the epoch is one more than the
+// snapshot's at every open (the snapshot written at open records it), so a zxid — a node's czxid/mzxid,
+// the broker epoch — is larger than every earlier one, across reopens too. Files written before zxids
+// existed load with czxid = mzxid = 0 and epoch 0. The session never expires: state-change handlers are
+// kept and never called.
 
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync } from "node:fs";
@@ -29,6 +34,7 @@ import {
   type OpResult,
   parentOf,
   type Stat,
+  type StateChangeHandler,
   validatePath,
   type WatchEvent,
   type Watcher,
@@ -60,6 +66,8 @@ interface ZNode {
   readonly ctime: number;
   readonly mtime: number;
   readonly ephemeralOwner: bigint;
+  readonly czxid: bigint;
+  readonly mzxid: bigint;
 }
 
 interface FileNode {
@@ -69,6 +77,9 @@ interface FileNode {
   cversion: number;
   ctime: number;
   mtime: number;
+  /** Absent in files written before zxids were kept (read as 0). */
+  czxid?: number;
+  mzxid?: number;
 }
 
 /** A journal record: the node's new state, or its deletion. */
@@ -92,6 +103,10 @@ export class EmbeddedMetadataStore implements MetadataStore {
   private generation = 0;
   private pendingLines: string[] = [];
   private journalCompactBytes = JOURNAL_COMPACT_MIN_BYTES;
+  /** This run's zxid epoch (high 32 bits) and the last zxid handed out. */
+  private epoch = 0n;
+  private lastZxid = 0n;
+  private readonly stateChangeHandlers = new Map<string, StateChangeHandler>();
 
   private constructor(
     readonly file: string,
@@ -106,6 +121,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
       ctime: 0,
       mtime: 0,
       ephemeralOwner: 0n,
+      czxid: 0n,
+      mzxid: 0n,
     });
   }
 
@@ -122,7 +139,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
     const store = new EmbeddedMetadataStore(join(dir, METADATA_FILE_NAME), time);
     store.journalCompactBytes = options.journalCompactBytes ?? JOURNAL_COMPACT_MIN_BYTES;
     await store.load();
-    await store.compact();
+    await store.compact(); // records the new epoch before any write of this run
     return store;
   }
 
@@ -138,7 +155,13 @@ export class EmbeddedMetadataStore implements MetadataStore {
       } catch {
         throw new MetadataStoreCorruptError(this.file, "not valid JSON");
       }
-      const d = doc as { format?: unknown; version?: unknown; generation?: unknown; nodes?: unknown };
+      const d = doc as {
+        format?: unknown;
+        version?: unknown;
+        generation?: unknown;
+        epoch?: unknown;
+        nodes?: unknown;
+      };
       if (typeof d !== "object" || d === null || d.format !== FORMAT) {
         throw new MetadataStoreCorruptError(this.file, `expected "format":"${FORMAT}"`);
       }
@@ -147,6 +170,10 @@ export class EmbeddedMetadataStore implements MetadataStore {
       }
       if (!Array.isArray(d.nodes)) throw new MetadataStoreCorruptError(this.file, `"nodes" is not an array`);
       this.generation = Number.isSafeInteger(d.generation) ? (d.generation as number) : 0;
+      if (d.epoch !== undefined && !(Number.isSafeInteger(d.epoch) && (d.epoch as number) >= 0)) {
+        throw new MetadataStoreCorruptError(this.file, `bad "epoch" ${JSON.stringify(d.epoch)}`);
+      }
+      this.epoch = BigInt((d.epoch as number | undefined) ?? 0);
       for (const raw of d.nodes as FileNode[]) {
         const [path, node] = this.parseNode(this.file, raw);
         loaded.set(path, node);
@@ -154,6 +181,11 @@ export class EmbeddedMetadataStore implements MetadataStore {
     }
     const journal = await readIfExists(this.journalFile);
     if (journal !== undefined) this.replayJournal(journal, loaded);
+    // A new epoch above every zxid seen: this run's zxids are larger than all earlier ones.
+    let maxZxid = this.epoch << 32n;
+    for (const n of loaded.values()) for (const z of [n.czxid, n.mzxid]) if (z > maxZxid) maxZxid = z;
+    this.epoch = (maxZxid >> 32n) + 1n;
+    this.lastZxid = this.epoch << 32n;
     // Parents before children.
     const entries = [...loaded.entries()].sort((a, b) => a[0].split("/").length - b[0].split("/").length);
     for (const [path, node] of entries) {
@@ -170,7 +202,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
       raw !== null &&
       typeof raw.path === "string" &&
       typeof raw.data === "string" &&
-      [raw.version, raw.cversion, raw.ctime, raw.mtime].every((n) => Number.isSafeInteger(n));
+      [raw.version, raw.cversion, raw.ctime, raw.mtime].every((n) => Number.isSafeInteger(n)) &&
+      [raw.czxid, raw.mzxid].every((n) => n === undefined || (Number.isSafeInteger(n) && n >= 0));
     if (!ok) throw new MetadataStoreCorruptError(file, `bad node entry ${JSON.stringify(raw).slice(0, 200)}`);
     try {
       validatePath(raw.path);
@@ -186,6 +219,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
         ctime: raw.ctime,
         mtime: raw.mtime,
         ephemeralOwner: 0n,
+        czxid: BigInt(raw.czxid ?? 0),
+        mzxid: BigInt(raw.mzxid ?? 0),
       },
     ];
   }
@@ -296,6 +331,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
       }
     }
     const now = this.time.milliseconds();
+    // One zxid per transaction (taken only if the multi commits: a failed one leaves no trace).
+    const zxid = this.lastZxid + 1n;
     // Stage every op in an overlay over the current tree; commit only if all succeed.
     const overlay = new Map<string, ZNode | null>();
     const addedKids = new Map<string, Set<string>>();
@@ -334,6 +371,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
             ctime: now,
             mtime: now,
             ephemeralOwner: ephemeral ? this.sessionId : 0n,
+            czxid: zxid,
+            mzxid: zxid,
           });
           overlay.set(parentPath, { ...parent, cversion: parent.cversion + 1 });
           const name = path.slice(path.lastIndexOf("/") + 1);
@@ -351,7 +390,13 @@ export class EmbeddedMetadataStore implements MetadataStore {
           if (op.version !== undefined && op.version !== -1 && op.version !== node.version) {
             throw new BadVersionError(op.path);
           }
-          const next = { ...node, data: Buffer.from(op.data), version: node.version + 1, mtime: now };
+          const next = {
+            ...node,
+            data: Buffer.from(op.data),
+            version: node.version + 1,
+            mtime: now,
+            mzxid: zxid,
+          };
           overlay.set(op.path, next);
           if (node.ephemeralOwner === 0n) persistentChange = true;
           events.push({ type: "NodeDataChanged", path: op.path });
@@ -390,6 +435,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
         }
       }
     }
+    if (ops.some((op) => op.type !== "check")) this.lastZxid = zxid;
     // Commit: deletions deepest first, then creations parents first.
     const entries = [...overlay.entries()].sort((a, b) => a[0].split("/").length - b[0].split("/").length);
     const records: string[] = [];
@@ -409,8 +455,18 @@ export class EmbeddedMetadataStore implements MetadataStore {
     return results;
   }
 
+  registerStateChangeHandler(handler: StateChangeHandler): void {
+    // The embedded session never expires: kept for symmetry with the ZooKeeper store, never called.
+    this.stateChangeHandlers.set(handler.name, handler);
+  }
+
+  unregisterStateChangeHandler(name: string): void {
+    this.stateChangeHandlers.delete(name);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
+    this.stateChangeHandlers.clear();
     // Ephemeral nodes end with the session.
     const ephemerals = [...this.nodes.entries()].filter(([, n]) => n.ephemeralOwner === this.sessionId);
     for (const [p] of ephemerals) this.removeNode(p);
@@ -435,6 +491,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
       ctime: node.ctime,
       mtime: node.mtime,
       ephemeralOwner: node.ephemeralOwner,
+      czxid: node.czxid,
+      mzxid: node.mzxid,
       numChildren: numChildren ?? this.children.get(path)?.size ?? 0,
       dataLength: node.data.length,
     };
@@ -505,6 +563,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
         cversion: n.cversion,
         ctime: n.ctime,
         mtime: n.mtime,
+        czxid: Number(n.czxid),
+        mzxid: Number(n.mzxid),
       };
       text = JSON.stringify(entry);
       this.fileText.set(n, text);
@@ -531,7 +591,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
     // Each node's JSON is computed once per version (nodes are immutable records).
     const parts: string[] = [];
     for (const [path, n] of this.nodes) if (n.ephemeralOwner === 0n) parts.push(this.nodeText(path, n));
-    const text = `{"format":"${FORMAT}","version":${FORMAT_VERSION},"generation":${gen},"nodes":[\n${parts.join(",\n")}\n]}\n`;
+    const text = `{"format":"${FORMAT}","version":${FORMAT_VERSION},"generation":${gen},"epoch":${this.epoch},"nodes":[\n${parts.join(",\n")}\n]}\n`;
     await writeAtomically(this.file, text);
     this.snapshotBytes = text.length;
     this.generation = gen;

@@ -1,28 +1,31 @@
 // MetadataCache: the cluster metadata as this broker knows it, which the API handlers read (Kafka's
 // ZkMetadataCache). Owns the in-memory view of: cluster id, controller id, alive brokers (endpoints per
 // listener, racks), topics (ids, replica assignment, partition states), topic configs and dynamic broker
-// configs, and topics queued for deletion. It reads them from the MetadataStore and follows the store's
-// watches, so the same cache serves the embedded store and ZooKeeper. Each applied change is delivered
-// to onChange listeners as a delta (new/changed partition states, removed partitions, changed topic
-// configs); the broker server turns deltas into becomeLeaderOrFollower / stopReplicas / setTopicConfig.
-// Store events are applied one at a time, in order.
+// configs, and topics queued for deletion. Brokers, the controller id and partition states come only from
+// the controller's UpdateMetadata requests (updateMetadata), as in Kafka: no broker watches partition
+// znodes. Topic and broker configs are read from the store (/config/topics/<t> when a topic first appears,
+// then the /config/changes notifications), and /admin/delete_topics is followed for the deletion marks.
+// Each applied change is delivered to onChange listeners as a delta (changed partition states, removed
+// partitions, changed topic and broker configs). Events are applied one at a time, in order.
 
 import { Logger } from "../../common/logger.js";
 import type { Scheduler } from "../../common/scheduler.js";
+import { SerialEventQueue } from "../../common/serial-event-queue.js";
+import type { UpdateMetadataRequest } from "../../protocol/generated/messages/UpdateMetadataRequest.js";
 import type { MetadataStore } from "./metadata-store.js";
 import { MetadataStoreError } from "./metadata-store.js";
 import type { PartitionState } from "./partition-state.js";
 import {
   type BrokerEndPoint,
-  BrokerIdZNode,
   ClusterIdZNode,
   ConfigEntityChangeNotificationSequenceZNode,
   ConfigEntityZNode,
-  ControllerZNode,
-  TopicPartitionStateZNode,
-  TopicZNode,
   ZkPaths,
 } from "./zk-data.js";
+
+/** UpdateMetadata's leader for partitions of a topic being deleted (Kafka's LeaderDuringDelete). */
+const LEADER_DURING_DELETE = -2;
+const SECURITY_PROTOCOL_NAMES = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
 
 export interface AliveBroker {
   readonly id: number;
@@ -62,7 +65,7 @@ export function isInternalTopic(topic: string): boolean {
 
 export class MetadataCache {
   private readonly log: Logger;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly events: SerialEventQueue;
   private closed = false;
   private started = false;
   private _clusterId: string | null = null;
@@ -75,8 +78,6 @@ export class MetadataCache {
   private deleting = new Set<string>();
   private lastConfigChange = -1;
   private readonly listeners = new Set<MetadataListener>();
-  private readonly stateWatches = new Set<string>();
-  private readonly topicWatches = new Set<string>();
   private pending: MutableDelta = emptyDelta();
   private readonly waiters = new Set<() => void>();
 
@@ -87,6 +88,10 @@ export class MetadataCache {
     this.log = (options.logger ?? new Logger("kafka.server.metadata.ZkMetadataCache")).withContext(
       `MetadataCache brokerId=${options.brokerId}`,
     );
+    this.events = new SerialEventQueue((name, e) => {
+      if (this.closed || (e instanceof MetadataStoreError && e.code === "SessionExpired")) return;
+      this.log.error(`Error applying metadata event ${name}: ${(e as Error).message}`);
+    });
   }
 
   /**
@@ -98,9 +103,6 @@ export class MetadataCache {
     this.started = true;
     await this.enqueue("load", async () => {
       await this.loadClusterId();
-      await this.loadController();
-      await this.loadBrokers();
-      await this.loadTopics();
       await this.loadDeletions();
       await this.loadConfigChanges(true);
       for (const name of await this.childrenOrEmpty(ZkPaths.configBrokers)) await this.loadBrokerConfig(name);
@@ -108,12 +110,90 @@ export class MetadataCache {
   }
 
   /** Resolves when every store event received so far has been applied. */
-  async idle(): Promise<void> {
-    let q: Promise<void>;
-    do {
-      q = this.queue;
-      await q;
-    } while (q !== this.queue);
+  idle(): Promise<void> {
+    return this.events.idle();
+  }
+
+  /** Re-reads what the store holds after a new session (its watches are gone with the old one). */
+  reloadAfterNewSession(): Promise<void> {
+    return this.enqueue("new session", async () => {
+      await this.loadDeletions();
+      await this.loadConfigChanges();
+      for (const name of await this.childrenOrEmpty(ZkPaths.configBrokers)) await this.loadBrokerConfig(name);
+      for (const t of this.topics.keys()) await this.loadTopicConfig(t);
+    });
+  }
+
+  /**
+   * Applies the controller's UpdateMetadata (Kafka's ZkMetadataCache.updateMetadata): the live brokers and
+   * controller id are replaced; each partition state given is stored, or removed when its leader is -2 (the
+   * topic is being deleted). Topics seen for the first time get their config read from the store.
+   */
+  updateMetadata(request: UpdateMetadataRequest): Promise<void> {
+    return this.enqueue("UpdateMetadata", async () => {
+      this._controllerId = request.controllerId;
+      const brokers = new Map<number, AliveBroker>();
+      for (const b of request.liveBrokers) {
+        brokers.set(b.id, {
+          id: b.id,
+          rack: b.rack,
+          endpoints: b.endpoints.map((e) => ({
+            listenerName: e.listener,
+            securityProtocol: SECURITY_PROTOCOL_NAMES[e.securityProtocol] ?? "PLAINTEXT",
+            host: e.host,
+            port: e.port,
+          })),
+        });
+      }
+      this.brokers = brokers;
+      for (const t of request.topicStates) {
+        for (const p of t.partitionStates) {
+          const name = t.topicName;
+          if (p.leader === LEADER_DURING_DELETE) {
+            this.removePartition(name, p.partitionIndex);
+            continue;
+          }
+          let entry = this.topics.get(name);
+          if (entry && t.topicId !== ZERO_TOPIC_ID && entry.topicId !== t.topicId) {
+            // Deleted and re-created under the same name: the old partitions go in their own delta.
+            this.removeTopic(name);
+            this.flush();
+            entry = undefined;
+          }
+          if (!entry) {
+            entry = { topicId: t.topicId, assignment: new Map(), states: new Map() };
+            this.topics.set(name, entry);
+            this.topicsById.set(t.topicId, name);
+            if (!this.topicConfigs.has(name)) await this.loadTopicConfig(name);
+          }
+          (entry.assignment as Map<number, readonly number[]>).set(p.partitionIndex, p.replicas);
+          const next: PartitionState = {
+            topic: name,
+            topicId: entry.topicId,
+            partition: p.partitionIndex,
+            controllerEpoch: p.controllerEpoch,
+            leader: p.leader,
+            leaderEpoch: p.leaderEpoch,
+            isr: p.isr,
+            replicas: p.replicas,
+            zkVersion: p.zkVersion,
+          };
+          const key = `${name}/${p.partitionIndex}`;
+          entry.states.set(p.partitionIndex, next);
+          this.pending.partitions.delete(key);
+          this.pending.partitions.set(key, next);
+        }
+      }
+    });
+  }
+
+  /** Reads the configs of topics this cache has not loaded yet (before their logs are created). */
+  loadTopicConfigs(topics: readonly string[]): Promise<void> {
+    const missing = topics.filter((t) => !this.topicConfigs.has(t));
+    if (missing.length === 0) return Promise.resolve();
+    return this.enqueue("topic configs", async () => {
+      for (const t of missing) if (!this.topicConfigs.has(t)) await this.loadTopicConfig(t, true);
+    });
   }
 
   close(): void {
@@ -244,17 +324,14 @@ export class MetadataCache {
   // ---- event processing ----
 
   private enqueue(name: string, fn: () => Promise<void>): Promise<void> {
-    this.queue = this.queue.then(async () => {
+    return this.events.put(name, async () => {
       if (this.closed) return;
       try {
         await fn();
-      } catch (e) {
-        if (this.closed || (e instanceof MetadataStoreError && e.code === "SessionExpired")) return;
-        this.log.error(`Error applying metadata event ${name}: ${(e as Error).message}`);
+      } finally {
+        this.flush();
       }
-      this.flush();
     });
-    return this.queue;
   }
 
   private flush(): void {
@@ -305,42 +382,6 @@ export class MetadataCache {
       );
   }
 
-  private async loadController(): Promise<void> {
-    const watch = (): void => void this.enqueue("controller", () => this.loadController());
-    const n = await this.store.get(ZkPaths.controller, watch);
-    if (!n) {
-      this._controllerId = -1;
-      await this.store.exists(ZkPaths.controller, watch);
-      return;
-    }
-    this._controllerId = ControllerZNode.decode(ZkPaths.controller, n.data);
-  }
-
-  private async loadBrokers(): Promise<void> {
-    const ids = await this.childrenOrEmpty(ZkPaths.brokerIds, () => {
-      void this.enqueue("brokers", () => this.loadBrokers());
-    });
-    const next = new Map<number, AliveBroker>();
-    for (const name of ids) {
-      const id = Number(name);
-      if (!Number.isInteger(id)) continue;
-      const n = await this.store.get(ZkPaths.brokerId(id));
-      if (!n) continue;
-      const reg = BrokerIdZNode.decode(ZkPaths.brokerId(id), id, n.data);
-      next.set(id, { id, rack: reg.rack, endpoints: reg.endpoints });
-    }
-    this.brokers = next;
-  }
-
-  private async loadTopics(): Promise<void> {
-    const names = await this.childrenOrEmpty(ZkPaths.topics, () => {
-      void this.enqueue("topics", () => this.loadTopics());
-    });
-    const present = new Set(names);
-    for (const name of names) if (!this.topics.has(name)) await this.loadTopic(name);
-    for (const name of [...this.topics.keys()]) if (!present.has(name)) this.removeTopic(name);
-  }
-
   private removeTopic(name: string): void {
     const t = this.topics.get(name);
     if (!t) return;
@@ -352,94 +393,19 @@ export class MetadataCache {
     for (const [k, st] of this.pending.partitions) if (st.topic === name) this.pending.partitions.delete(k);
   }
 
-  /** (Re)reads a topic's assignment and its partition states. */
-  private async loadTopic(name: string): Promise<void> {
-    const path = ZkPaths.topic(name);
-    const watch = !this.topicWatches.has(name);
-    const n = await this.store.get(
-      path,
-      watch
-        ? () => {
-            this.topicWatches.delete(name);
-            void this.enqueue(`topic ${name}`, () => this.loadTopic(name));
-          }
-        : undefined,
-    );
-    if (!n) {
-      this.removeTopic(name);
-      return;
+  private removePartition(name: string, partition: number): void {
+    const t = this.topics.get(name);
+    if (!t?.states.has(partition)) return;
+    t.states.delete(partition);
+    (t.assignment as Map<number, readonly number[]>).delete(partition);
+    this.pending.removed.push({ topic: name, partition });
+    this.pending.partitions.delete(`${name}/${partition}`);
+    if (t.states.size === 0) {
+      this.topics.delete(name);
+      this.topicsById.delete(t.topicId);
+      this.topicConfigs.delete(name);
+      this.pending.topicConfigs.delete(name);
     }
-    if (watch) this.topicWatches.add(name);
-    const a = TopicZNode.decode(path, n.data);
-    let entry = this.topics.get(name);
-    if (entry && entry.topicId !== a.topicId) {
-      // Deleted and re-created under the same name: the old partitions go first, in their own delta, so
-      // a listener never sees a removal and a creation of the same partition together.
-      this.removeTopic(name);
-      this.flush();
-      entry = undefined;
-    }
-    const isNew = !entry;
-    if (!entry) {
-      entry = { topicId: a.topicId, assignment: a.partitions, states: new Map() };
-      this.topics.set(name, entry);
-      this.topicsById.set(a.topicId, name);
-      const cfg = await this.store.get(ZkPaths.configTopic(name));
-      const config = cfg ? ConfigEntityZNode.decode(ZkPaths.configTopic(name), cfg.data) : {};
-      this.topicConfigs.set(name, config);
-      this.pending.topicConfigs.set(name, config);
-    } else {
-      entry.assignment = a.partitions;
-    }
-    for (const [p, replicas] of a.partitions) {
-      const prev = entry.states.get(p);
-      if (isNew || !prev || !this.stateWatches.has(`${name}/${p}`)) await this.loadState(name, p);
-      else if (!sameInts(prev.replicas, replicas)) {
-        // Reassigned: same leadership, new replica set.
-        const next: PartitionState = { ...prev, replicas };
-        entry.states.set(p, next);
-        this.pending.partitions.delete(`${name}/${p}`);
-        this.pending.partitions.set(`${name}/${p}`, next);
-      }
-    }
-  }
-
-  private async loadState(topic: string, partition: number): Promise<void> {
-    const key = `${topic}/${partition}`;
-    const path = ZkPaths.partitionState(topic, partition);
-    const entry = this.topics.get(topic);
-    if (!entry) return;
-    const watcher = (): void => {
-      this.stateWatches.delete(key);
-      void this.enqueue(`state ${key}`, () => this.loadState(topic, partition));
-    };
-    const watch = !this.stateWatches.has(key);
-    const n = await this.store.get(path, watch ? watcher : undefined);
-    if (!n) {
-      // Not created yet by the controller: wait for it.
-      if (watch) await this.store.exists(path, watcher);
-      this.stateWatches.add(key);
-      return;
-    }
-    if (watch) this.stateWatches.add(key);
-    const s = TopicPartitionStateZNode.decode(path, n.data);
-    const replicas = entry.assignment.get(partition) ?? [];
-    const prev = entry.states.get(partition);
-    const next: PartitionState = {
-      topic,
-      topicId: entry.topicId,
-      partition,
-      controllerEpoch: s.controllerEpoch,
-      leader: s.leader,
-      leaderEpoch: s.leaderEpoch,
-      isr: s.isr,
-      replicas,
-      zkVersion: n.stat.version,
-    };
-    if (prev && prev.zkVersion === next.zkVersion && sameInts(prev.replicas, replicas)) return;
-    entry.states.set(partition, next);
-    this.pending.partitions.delete(key);
-    this.pending.partitions.set(key, next);
   }
 
   private async loadDeletions(): Promise<void> {
@@ -473,8 +439,8 @@ export class MetadataCache {
     }
   }
 
-  private async loadTopicConfig(topic: string): Promise<void> {
-    if (!this.topics.has(topic)) return;
+  private async loadTopicConfig(topic: string, force = false): Promise<void> {
+    if (!force && !this.topics.has(topic)) return;
     const n = await this.store.get(ZkPaths.configTopic(topic));
     const config = n ? ConfigEntityZNode.decode(ZkPaths.configTopic(topic), n.data) : {};
     this.topicConfigs.set(topic, config);
@@ -501,6 +467,4 @@ function emptyDelta(): MutableDelta {
   return { partitions: new Map(), removed: [], topicConfigs: new Map(), brokerConfigs: new Set() };
 }
 
-function sameInts(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
+const ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA";

@@ -1,8 +1,9 @@
 // MetadataStore: the ZooKeeper-shaped interface the controller, the metadata cache and the topic admin
 // talk to (DESIGN §4). Owns the contract only: znode paths ("/brokers/topics/t"), versioned data
 // (compare-and-set with an expected version), ephemeral and sequential nodes, atomic multi-ops, and
-// one-shot watches delivered as ZooKeeper delivers them. Two implementations: the embedded file-backed
-// store (single node) and the ZooKeeper one (cluster); code above never knows which it talks to.
+// one-shot watches delivered as ZooKeeper delivers them, and session state-change handlers (Kafka's
+// ZooKeeperClient.StateChangeHandler). Two implementations: the embedded file-backed store (single node,
+// a session that never expires) and the ZooKeeper one (cluster); code above never knows which it talks to.
 
 /** A znode's metadata, as ZooKeeper's Stat. */
 export interface Stat {
@@ -15,6 +16,10 @@ export interface Stat {
   readonly mtime: number;
   /** Session id owning an ephemeral node, 0n otherwise. */
   readonly ephemeralOwner: bigint;
+  /** Zxid of the transaction that created the node (Kafka uses /brokers/ids/<id>'s as the broker epoch). */
+  readonly czxid: bigint;
+  /** Zxid of the transaction that last changed the node's data (the create, or the last set). */
+  readonly mzxid: bigint;
   readonly numChildren: number;
   readonly dataLength: number;
 }
@@ -66,7 +71,11 @@ export type MetadataStoreErrorCode =
   | "NoChildrenForEphemerals"
   | "BadArguments"
   | "SessionExpired"
-  | "ConnectionLoss";
+  | "ConnectionLoss"
+  /** ZooKeeper only: the node's ACL refuses the session (NoAuth, InvalidACL, AuthFailed). */
+  | "NoAuth"
+  /** ZooKeeper only: any other server-side failure (the message names ZooKeeper's code). */
+  | "SystemError";
 
 /** A failed store operation; `code` is ZooKeeper's KeeperException code name, `path` the znode. */
 export class MetadataStoreError extends Error {
@@ -104,8 +113,22 @@ export class NotEmptyError extends MetadataStoreError {
   }
 }
 
+/**
+ * Told about the store's session, as Kafka's ZooKeeperClient.StateChangeHandler. When a session expires
+ * its ephemeral nodes and every watch it set are gone: a handler re-creates the first and re-installs the
+ * second in afterInitializingSession. Handlers run one at a time, in registration order, each awaited.
+ */
+export interface StateChangeHandler {
+  /** Unique among the store's handlers; registering a name again replaces the earlier handler. */
+  readonly name: string;
+  /** The session expired: called before a new session is created (resign, drop state). */
+  beforeInitializingSession?(): void | Promise<void>;
+  /** A new session exists (re-register ephemeral nodes, re-install watches). */
+  afterInitializingSession?(): void | Promise<void>;
+}
+
 export interface MetadataStore {
-  /** This client's session id (owner of its ephemeral nodes). */
+  /** The current session's id (owner of its ephemeral nodes); changes when a new session replaces it. */
   readonly sessionId: bigint;
   /** Creates a node; the parent must exist. Returns the created path (with the sequential suffix). */
   create(path: string, data: Buffer, options?: CreateOptions): Promise<string>;
@@ -121,6 +144,9 @@ export interface MetadataStore {
   exists(path: string, watcher?: Watcher): Promise<Stat | undefined>;
   /** Applies every op or none (the first failing op's error is thrown). */
   multi(ops: readonly Op[]): Promise<OpResult[]>;
+  /** Adds (or replaces, by name) a session state-change handler. */
+  registerStateChangeHandler(handler: StateChangeHandler): void;
+  unregisterStateChangeHandler(name: string): void;
   /** Ends the session: its ephemeral nodes are deleted; pending watches are dropped. */
   close(): Promise<void>;
 }

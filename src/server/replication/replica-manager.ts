@@ -21,6 +21,7 @@ import { ErrorCode, KafkaError } from "../../protocol/errors.js";
 import { buildEndTxnMarkerBatch, ControlRecordType } from "../../protocol/records/index.js";
 import type { LogManager } from "../../storage/log-manager.js";
 import type { AppendOrigin } from "../../storage/producer-state/producer-append-info.js";
+import { isInternalTopic } from "../metadata/internal-topics.js";
 import type { PartitionState } from "../metadata/partition-state.js";
 import { BrokerTopicStats } from "../metrics/broker-topic-stats.js";
 import {
@@ -602,9 +603,4 @@ function emptyResult(tp: TopicPartition): ProducePartitionResult {
     logStartOffset: -1n,
     recordErrors: [],
   };
-}
-
-/** Kafka's internal topics, written by the coordinators only. */
-export function isInternalTopic(topic: string): boolean {
-  return topic === "__consumer_offsets" || topic === "__transaction_state";
 }

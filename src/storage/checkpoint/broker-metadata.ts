@@ -12,15 +12,14 @@
 
 import { closeSync, existsSync, fsyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { fsyncDirectory, writeFileAtomically } from "../../common/atomic-file.js";
 import { SYSTEM_TIME } from "../../common/time.js";
 import {
   CheckpointFileError,
-  fsyncDirectory,
   MetadataFileError,
   parseJavaInt,
   readSmallFile,
   showLine,
-  writeFileAtomically,
 } from "./checkpoint-file.js";
 
 export const META_PROPERTIES_FILENAME = "meta.properties";

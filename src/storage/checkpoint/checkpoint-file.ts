@@ -10,12 +10,12 @@
 // what was expected (never another exception). Files are read with a size bound, so a garbage file of any
 // size costs at most MAX_CHECKPOINT_FILE_BYTES.
 //
-// Writing is atomic: the entries go to `<file>.tmp`, which is fsynced, renamed over `<file>`, and the
-// directory is fsynced so the rename survives a crash. A reader sees the old file or the new one, never a
-// mix. Also exported: writeFileAtomically, used by the other small metadata files of the storage layer.
+// Writing is atomic (common/atomic-file): the entries go to `<file>.tmp`, which is fsynced, renamed over
+// `<file>`, and the directory is fsynced so the rename survives a crash. A reader sees the old file or the
+// new one, never a mix.
 
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { writeFileAtomically } from "../../common/atomic-file.js";
 
 /** Largest checkpoint file read (about a million partitions of offset checkpoint lines). */
 export const MAX_CHECKPOINT_FILE_BYTES = 64 * 1024 * 1024;
@@ -103,42 +103,6 @@ export function splitLines(text: string): string[] {
   const lines = text.split(/\r\n|\n|\r/);
   if (lines[lines.length - 1] === "") lines.pop();
   return lines;
-}
-
-/** fsyncs a directory so a rename or a new file in it is durable (a no-op where directories can't be opened). */
-export function fsyncDirectory(dir: string): void {
-  let fd: number;
-  try {
-    fd = openSync(dir, "r");
-  } catch {
-    return;
-  }
-  try {
-    fsyncSync(fd);
-  } catch {
-    // Some platforms refuse fsync on a directory; the rename is still atomic there.
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Replaces `path` with `data` atomically: writes `<path>.tmp`, fsyncs it (when `sync`), renames it over
- * `path` and fsyncs the directory (Kafka's write-temp + Utils.atomicMoveWithFallback).
- */
-export function writeFileAtomically(path: string, data: string | Buffer, sync = true): void {
-  const tmp = `${path}.tmp`;
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const fd = openSync(tmp, "w");
-  try {
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-    if (sync) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  if (sync) fsyncDirectory(dirname(path));
 }
 
 const INT_PATTERN = /^[+-]?\d{1,10}$/;

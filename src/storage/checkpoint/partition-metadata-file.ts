@@ -11,6 +11,7 @@
 
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomically } from "../../common/atomic-file.js";
 import {
   CheckpointFileError,
   MetadataFileError,
@@ -18,7 +19,6 @@ import {
   readSmallFile,
   showLine,
   splitLines,
-  writeFileAtomically,
 } from "./checkpoint-file.js";
 
 export const PARTITION_METADATA_FILENAME = "partition.metadata";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { MockTime } from "../../../src/common/time.js";
-import { KafkaController } from "../../../src/server/metadata/controller.js";
+import { KafkaController } from "../../../src/server/controller/kafka-controller.js";
 import type { EmbeddedMetadataStore } from "../../../src/server/metadata/embedded-metadata-store.js";
-import { TopicPartitionStateZNode, TopicZNode, ZkPaths } from "../../../src/server/metadata/zk-data.js";
+import { KafkaZkClient } from "../../../src/server/metadata/kafka-zk-client.js";
+import { TopicPartitionStateZNode, ZkPaths } from "../../../src/server/metadata/zk-data.js";
 import { MetadataStack, removeDir, tempDir } from "./metadata-test-utils.js";
 
 const dirs: string[] = [];
@@ -45,7 +46,7 @@ describe("KafkaController on the embedded store", () => {
     assert.equal(cid.version, "1");
     assert.match(cid.id, /^[A-Za-z0-9_-]{22}$/);
     assert.equal(s.cache.clusterId, cid.id);
-    assert.equal(s.controller.clusterId, cid.id);
+    assert.equal(s.clusterId, cid.id);
     assert.equal(
       await raw(s, "/controller"),
       '{"version":2,"brokerid":0,"timestamp":"1700000000000","kraftControllerEpoch":-1}',
@@ -208,14 +209,23 @@ describe("KafkaController on the embedded store", () => {
     const time = new MockTime();
     const d = dir();
     const s = await MetadataStack.start(d, {}, time);
-    const other = new KafkaController(s.store, {
+    const otherZk = new KafkaZkClient(s.store);
+    await otherZk.registerBroker({
+      id: 1,
+      endpoints: [{ listenerName: "PLAINTEXT", securityProtocol: "PLAINTEXT", host: "127.0.0.1", port: 1 }],
+      rack: null,
+      jmxPort: -1,
+      timestampMs: 0,
+    });
+    const other = new KafkaController(otherZk, {
       brokerId: 1,
       time,
-      endpoints: [{ listenerName: "PLAINTEXT", securityProtocol: "PLAINTEXT", host: "h1", port: 9094 }],
-      rack: null,
       deleteTopicEnable: true,
+      uncleanLeaderElectionEnable: false,
+      interBrokerListenerName: "PLAINTEXT",
     });
     await other.startup();
+    await s.settle();
     assert.equal(other.isActive, false);
     assert.deepEqual(
       s.cache.aliveBrokers().map((b) => b.id),
@@ -228,8 +238,7 @@ describe("KafkaController on the embedded store", () => {
     await other.idle();
     assert.equal(other.isActive, true);
     assert.equal(other.epoch, 2);
-    await s.settle();
-    assert.equal(s.cache.controllerId, 1);
+    assert.equal(JSON.parse((await s.store.get("/controller"))!.data.toString()).brokerid, 1);
     await other.shutdown();
     await s.stop();
   });
@@ -316,42 +325,36 @@ describe("MetadataCache", () => {
     await s.stop();
   });
 
-  it("tracks the controller and broker registrations through watches", async () => {
+  it("learns the controller and the live brokers from the controller's UpdateMetadata", async () => {
     const s = await MetadataStack.start(dir());
     await s.store.delete("/controller");
     await s.settle();
-    // The controller re-elects itself (epoch 2); the cache follows.
+    // The controller re-elects itself (epoch 2) and tells the broker.
     assert.equal(s.cache.controllerId, 0);
     assert.equal(s.controller.epoch, 2);
-    await s.store.delete("/brokers/ids/0");
-    await s.settle();
-    assert.deepEqual(s.cache.aliveBrokers(), []);
-    await s.stop();
-  });
-
-  it("delivers a changed replica assignment as a partition delta", async () => {
-    const s = await MetadataStack.start(dir());
-    await s.admin.createTopics(
-      [{ name: "ra", numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
-      {
-        validateOnly: false,
-        timeoutMs: 5000,
-      },
-    );
-    s.deltas.length = 0;
-    const node = (await s.store.get(ZkPaths.topic("ra")))!;
-    const a = TopicZNode.decode("x", node.data);
-    await s.store.set(
-      ZkPaths.topic("ra"),
-      TopicZNode.encode({ ...a, partitions: new Map([[0, [0, 1]]]) }),
-      node.stat.version,
-    );
+    // A broker that nobody can reach registers and goes: every UpdateMetadata carries the live set.
+    const zk = new KafkaZkClient(s.store);
+    await zk.registerBroker({
+      id: 1,
+      endpoints: [{ listenerName: "PLAINTEXT", securityProtocol: "PLAINTEXT", host: "127.0.0.1", port: 1 }],
+      rack: "r1",
+      jmxPort: -1,
+      timestampMs: 0,
+    });
     await s.settle();
     assert.deepEqual(
-      s.deltas.flatMap((d) => d.partitions.map((p) => [p.topic, p.partition, p.replicas])),
-      [["ra", 0, [0, 1]]],
+      s.cache.aliveBrokers().map((b) => [b.id, b.rack]),
+      [
+        [0, null],
+        [1, "r1"],
+      ],
     );
-    assert.deepEqual(s.cache.partitionState("ra", 0)?.replicas, [0, 1]);
+    await s.store.delete("/brokers/ids/1");
+    await s.settle();
+    assert.deepEqual(
+      s.cache.aliveBrokers().map((b) => b.id),
+      [0],
+    );
     await s.stop();
   });
 });

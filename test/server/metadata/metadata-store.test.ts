@@ -257,4 +257,81 @@ describe("EmbeddedMetadataStore", () => {
       return true;
     });
   });
+
+  it("gives every committed change a larger zxid, across reopens; a multi shares one", async () => {
+    const d = dir();
+    const s = await EmbeddedMetadataStore.open(d, new MockTime());
+    await s.create("/z", b(""));
+    const z = (await s.exists("/z"))!;
+    assert.ok(z.czxid > 0n);
+    assert.equal(z.mzxid, z.czxid);
+    const set = await s.set("/z", b("1"));
+    assert.equal(set.czxid, z.czxid);
+    assert.ok(set.mzxid > z.mzxid);
+    await assert.rejects(s.set("/z", b("x"), 7), BadVersionError); // a failed write takes no zxid
+    await s.multi([
+      { type: "create", path: "/z/a", data: b("") },
+      { type: "create", path: "/z/b", data: b("") },
+    ]);
+    const a = (await s.exists("/z/a"))!;
+    assert.equal((await s.exists("/z/b"))?.czxid, a.czxid);
+    assert.equal(a.czxid, set.mzxid + 1n);
+    // An ephemeral node (a broker registration: its czxid is the broker epoch) is never written to disk,
+    // yet the next run's zxids are larger still.
+    await s.create("/z/eph", b(""), { ephemeral: true });
+    const epoch1 = (await s.exists("/z/eph"))!.czxid;
+    await s.close();
+    const s2 = await EmbeddedMetadataStore.open(d, new MockTime());
+    assert.equal((await s2.exists("/z/a"))?.czxid, a.czxid, "kept across the reopen");
+    assert.equal((await s2.exists("/z"))?.mzxid, set.mzxid);
+    await s2.create("/z/eph", b(""), { ephemeral: true });
+    const epoch2 = (await s2.exists("/z/eph"))!.czxid;
+    assert.ok(epoch2 > epoch1, `${epoch2} > ${epoch1}`);
+    let handlerCalls = 0;
+    s2.registerStateChangeHandler({ name: "h", beforeInitializingSession: () => void handlerCalls++ });
+    s2.unregisterStateChangeHandler("h");
+    await s2.close();
+    const s3 = await EmbeddedMetadataStore.open(d, new MockTime());
+    await s3.create("/z/eph", b(""), { ephemeral: true });
+    assert.ok((await s3.exists("/z/eph"))!.czxid > epoch2);
+    await s3.close();
+    assert.equal(handlerCalls, 0);
+  });
+
+  it("loads files written before zxids were kept (czxid and mzxid 0)", async () => {
+    const d = dir();
+    const old = {
+      format: "tributary-metadata",
+      version: 1,
+      generation: 3,
+      nodes: [
+        { path: "/", data: "", version: 0, cversion: 1, ctime: 0, mtime: 0 },
+        {
+          path: "/old",
+          data: Buffer.from("v").toString("base64"),
+          version: 2,
+          cversion: 0,
+          ctime: 5,
+          mtime: 6,
+        },
+      ],
+    };
+    writeFileSync(join(d, METADATA_FILE_NAME), JSON.stringify(old));
+    writeFileSync(
+      join(d, METADATA_JOURNAL_NAME),
+      `${JSON.stringify({ format: "tributary-metadata-journal", generation: 3 })}\n${JSON.stringify([
+        { path: "/j", data: "", version: 0, cversion: 0, ctime: 7, mtime: 7 },
+      ])}\n`,
+    );
+    const s = await EmbeddedMetadataStore.open(d, new MockTime());
+    const n = await s.get("/old");
+    assert.equal(n?.data.toString(), "v");
+    assert.equal(n?.stat.version, 2);
+    assert.equal(n?.stat.czxid, 0n);
+    assert.equal(n?.stat.mzxid, 0n);
+    assert.equal((await s.exists("/j"))?.czxid, 0n);
+    await s.create("/new", b(""));
+    assert.ok((await s.exists("/new"))!.czxid > 0n);
+    await s.close();
+  });
 });

@@ -7,8 +7,13 @@ import { join } from "node:path";
 import { setLogLevel } from "../../../src/common/logger.js";
 import { SystemScheduler } from "../../../src/common/scheduler.js";
 import { MockTime } from "../../../src/common/time.js";
-import { KafkaController } from "../../../src/server/metadata/controller.js";
+import { ErrorCode } from "../../../src/protocol/errors.js";
+import type { LeaderAndIsrRequest } from "../../../src/protocol/generated/messages/LeaderAndIsrRequest.js";
+import type { StopReplicaRequest } from "../../../src/protocol/generated/messages/StopReplicaRequest.js";
+import type { ControlPlaneReceiver } from "../../../src/server/controller/controller-channel-manager.js";
+import { KafkaController } from "../../../src/server/controller/kafka-controller.js";
 import { EmbeddedMetadataStore } from "../../../src/server/metadata/embedded-metadata-store.js";
+import { KafkaZkClient } from "../../../src/server/metadata/kafka-zk-client.js";
 import { MetadataCache, type MetadataDelta } from "../../../src/server/metadata/metadata-cache.js";
 import { TopicAdmin, type TopicAdminOptions } from "../../../src/server/metadata/topic-admin.js";
 
@@ -31,6 +36,10 @@ export interface StackOptions {
 
 export class MetadataStack {
   readonly deltas: MetadataDelta[] = [];
+  /** LeaderAndIsr and StopReplica requests the controller sent to this (replica-manager-less) broker. */
+  leaderAndIsrRequests: LeaderAndIsrRequest[] = [];
+  stopReplicaRequests: StopReplicaRequest[] = [];
+  clusterId = "";
   private constructor(
     readonly dir: string,
     readonly time: MockTime,
@@ -46,20 +55,6 @@ export class MetadataStack {
     const brokerId = options.brokerId ?? 0;
     const scheduler = new SystemScheduler();
     const store = await EmbeddedMetadataStore.open(dir, time);
-    const controller = new KafkaController(store, {
-      brokerId,
-      time,
-      endpoints: [
-        {
-          listenerName: "PLAINTEXT",
-          securityProtocol: "PLAINTEXT",
-          host: "localhost",
-          port: options.port ?? 9092,
-        },
-      ],
-      rack: options.rack ?? null,
-      deleteTopicEnable: options.deleteTopicEnable ?? true,
-    });
     const cache = new MetadataCache(store, { brokerId });
     const adminOptions: TopicAdminOptions = {
       brokerId,
@@ -73,11 +68,57 @@ export class MetadataStack {
       random: () => 0,
     };
     const admin = new TopicAdmin(store, cache, adminOptions);
+    const zk = new KafkaZkClient(store);
+    await zk.createTopLevelPaths();
+    const clusterId = await zk.getOrCreateClusterId();
+    const leaderAndIsrRequests: LeaderAndIsrRequest[] = [];
+    const stopReplicaRequests: StopReplicaRequest[] = [];
+    // The broker side of the controller's requests, without a replica manager: metadata to the cache.
+    const receiver: ControlPlaneReceiver = {
+      leaderAndIsr: async (r) => {
+        leaderAndIsrRequests.push(r);
+        return { errorCode: ErrorCode.NONE, partitionErrors: [], topics: [] };
+      },
+      updateMetadata: async (r) => {
+        await cache.updateMetadata(r);
+        return { errorCode: ErrorCode.NONE };
+      },
+      stopReplica: async (r) => {
+        stopReplicaRequests.push(r);
+        return { errorCode: ErrorCode.NONE, partitionErrors: [] };
+      },
+    };
+    const controller = new KafkaController(zk, {
+      brokerId,
+      time,
+      deleteTopicEnable: options.deleteTopicEnable ?? true,
+      uncleanLeaderElectionEnable: false,
+      interBrokerListenerName: "PLAINTEXT",
+      localReceiver: receiver,
+    });
     const stack = new MetadataStack(dir, time, scheduler, store, controller, cache, admin, options);
+    stack.clusterId = clusterId;
     cache.onChange((d) => stack.deltas.push(d));
-    await controller.startup();
     await cache.start();
+    await zk.registerBroker({
+      id: brokerId,
+      endpoints: [
+        {
+          listenerName: "PLAINTEXT",
+          securityProtocol: "PLAINTEXT",
+          host: "localhost",
+          port: options.port ?? 9092,
+        },
+      ],
+      rack: options.rack ?? null,
+      jmxPort: -1,
+      timestampMs: time.milliseconds(),
+      features: {},
+    });
+    await controller.startup();
     await stack.settle();
+    stack.leaderAndIsrRequests = leaderAndIsrRequests;
+    stack.stopReplicaRequests = stopReplicaRequests;
     return stack;
   }
 
@@ -85,7 +126,7 @@ export class MetadataStack {
   async settle(): Promise<void> {
     for (let i = 0; i < 10; i++) {
       await new Promise<void>((r) => setImmediate(r));
-      await this.controller.idle();
+      await this.controller.localRequestsSent();
       await this.cache.idle();
     }
   }

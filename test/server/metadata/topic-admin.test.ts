@@ -1,14 +1,10 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { ErrorCode } from "../../../src/protocol/errors.js";
+import { AlterConfigOp } from "../../../src/server/metadata/config-admin.js";
 import { ConfigResourceType, ConfigSource } from "../../../src/server/metadata/config-definitions.js";
-import {
-  AlterConfigOp,
-  assignReplicasToBrokers,
-  type NewTopic,
-  rackAlternatedBrokerList,
-} from "../../../src/server/metadata/topic-admin.js";
-import { ZERO_UUID, ZkPaths } from "../../../src/server/metadata/zk-data.js";
+import type { NewTopic } from "../../../src/server/metadata/topic-admin.js";
+import { BrokerIdZNode, ZERO_UUID, ZkPaths } from "../../../src/server/metadata/zk-data.js";
 import { MetadataStack, removeDir, type StackOptions, tempDir } from "./metadata-test-utils.js";
 
 const dirs: string[] = [];
@@ -30,56 +26,6 @@ const topic = (name: string, over: Partial<NewTopic> = {}): NewTopic => ({
   ...over,
 });
 const create = { validateOnly: false, timeoutMs: 5000 };
-
-describe("assignReplicasToBrokers (Kafka's AdminUtils)", () => {
-  it("rack-unaware: shifted round-robin from the start index", () => {
-    const brokers = [0, 1, 2, 3, 4].map((id) => ({ id, rack: null }));
-    const a = assignReplicasToBrokers(brokers, 10, 3, Math.random, 0);
-    assert.deepEqual(Object.fromEntries(a), {
-      0: [0, 1, 2],
-      1: [1, 2, 3],
-      2: [2, 3, 4],
-      3: [3, 4, 0],
-      4: [4, 0, 1],
-      5: [0, 2, 3],
-      6: [1, 3, 4],
-      7: [2, 4, 0],
-      8: [3, 0, 1],
-      9: [4, 1, 2],
-    });
-  });
-
-  it("rack-aware: alternating racks, one replica per rack", () => {
-    const racks: Record<number, string> = {
-      0: "rack1",
-      1: "rack3",
-      2: "rack3",
-      3: "rack2",
-      4: "rack2",
-      5: "rack1",
-    };
-    const brokers = Object.entries(racks).map(([id, rack]) => ({ id: Number(id), rack }));
-    assert.deepEqual(rackAlternatedBrokerList(brokers), [0, 3, 1, 5, 4, 2]);
-    const a = assignReplicasToBrokers(brokers, 7, 3, Math.random, 0, 0);
-    assert.deepEqual(
-      [0, 1, 2, 3, 4, 5].map((p) => a.get(p)),
-      [
-        [0, 3, 1],
-        [3, 1, 5],
-        [1, 5, 4],
-        [5, 4, 2],
-        [4, 2, 0],
-        [2, 0, 3],
-      ],
-    );
-    for (const replicas of a.values()) assert.equal(new Set(replicas.map((b) => racks[b])).size, 3);
-  });
-
-  it("one broker: every partition on it", () => {
-    const a = assignReplicasToBrokers([{ id: 7, rack: null }], 3, 1, () => 0.99);
-    assert.deepEqual(Object.fromEntries(a), { 0: [7], 1: [7], 2: [7] });
-  });
-});
 
 describe("TopicAdmin.createTopics", () => {
   it("uses the broker defaults for -1 and returns the topic id", async () => {
@@ -594,6 +540,146 @@ describe("TopicAdmin configs", () => {
     assert.equal(r.error?.code, ErrorCode.INVALID_REQUEST);
     [r] = await op([{ name: "segment.ms", configOperation: 9, value: "1" }]);
     assert.equal(r.error?.code, ErrorCode.INVALID_REQUEST);
+    await s.stop();
+  });
+});
+
+/** Registers more brokers as a broker does (ephemeral /brokers/ids/<id>), so the cluster sees them alive. */
+async function addBrokers(s: MetadataStack, racks: Record<number, string | null>): Promise<void> {
+  for (const [key, rack] of Object.entries(racks)) {
+    const id = Number(key);
+    const data = BrokerIdZNode.encode({
+      id,
+      endpoints: [
+        { listenerName: "PLAINTEXT", securityProtocol: "PLAINTEXT", host: "localhost", port: 9100 + id },
+      ],
+      rack,
+      jmxPort: -1,
+      timestampMs: 0,
+    });
+    await s.store.create(ZkPaths.brokerId(id), data, { ephemeral: true });
+  }
+  await s.settle();
+}
+
+const replicasOf = (s: MetadataStack, t: string): Record<number, readonly number[]> =>
+  Object.fromEntries(s.cache.partitionStates(t).map((p) => [p.partition, p.replicas]));
+
+describe("TopicAdmin placement in a multi-broker cluster", () => {
+  it("RF -1 is default.replication.factor, placed round-robin; RF above the alive brokers is refused", async () => {
+    const s = await stack({ numPartitions: 6, defaultReplicationFactor: 3 });
+    await addBrokers(s, { 1: null, 2: null });
+    const [d, four, dry] = [
+      ...(await s.admin.createTopics(
+        [topic("rf3", { numPartitions: -1, replicationFactor: -1 }), topic("rf4", { replicationFactor: 4 })],
+        create,
+      )),
+      ...(await s.admin.createTopics([topic("rf4v", { replicationFactor: 4 })], {
+        validateOnly: true,
+        timeoutMs: 0,
+      })),
+    ];
+    assert.equal(d.error, null);
+    assert.equal(d.numPartitions, 6);
+    assert.equal(d.replicationFactor, 3);
+    // start index 0 and shift 0 (the stack's random is 0): Kafka's placement, shift + 1 after a full round.
+    assert.deepEqual(replicasOf(s, "rf3"), {
+      0: [0, 1, 2],
+      1: [1, 2, 0],
+      2: [2, 0, 1],
+      3: [0, 2, 1],
+      4: [1, 0, 2],
+      5: [2, 1, 0],
+    });
+    assert.deepEqual(
+      s.cache.partitionStates("rf3").map((p) => p.leader),
+      [0, 1, 2, 0, 1, 2],
+    );
+    for (const r of [four, dry]) {
+      assert.equal(r.error?.code, ErrorCode.INVALID_REPLICATION_FACTOR);
+      assert.equal(r.error?.message, "Replication factor: 4 larger than available brokers: 3.");
+    }
+    assert.equal(s.cache.hasTopic("rf4"), false);
+    await s.stop();
+  });
+
+  it("6 brokers in 3 racks: 60 partitions × RF 3 even per broker, one replica per rack, also when added", async () => {
+    const s = await stack({ rack: "a" });
+    const racks: Record<number, string> = { 0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "c" };
+    await addBrokers(s, { 1: "a", 2: "b", 3: "b", 4: "c", 5: "c" });
+    const [r] = await s.admin.createTopics(
+      [topic("spread", { numPartitions: 60, replicationFactor: 3 })],
+      create,
+    );
+    assert.equal(r.error, null);
+    const [more] = await s.admin.createPartitions([{ name: "spread", count: 66, assignments: null }], create);
+    assert.equal(more.error, null);
+    const states = s.cache.partitionStates("spread");
+    assert.equal(states.length, 66);
+    for (const p of states)
+      assert.equal(
+        new Set(p.replicas.map((b) => racks[b])).size,
+        3,
+        `partition ${p.partition}: ${p.replicas}`,
+      );
+    const count = (f: (p: (typeof states)[number]) => readonly number[]): number[] => {
+      const n = [0, 0, 0, 0, 0, 0];
+      for (const p of states.filter((x) => x.partition < 60)) for (const b of f(p)) n[b]++;
+      return n;
+    };
+    assert.deepEqual(
+      count((p) => [p.replicas[0]]),
+      [10, 10, 10, 10, 10, 10],
+    );
+    assert.deepEqual(
+      count((p) => p.replicas),
+      [30, 30, 30, 30, 30, 30],
+    );
+    await s.stop();
+  });
+
+  it("some brokers with a rack and others without: placement refused, explicit assignments still work", async () => {
+    const s = await stack({ rack: "a" });
+    await addBrokers(s, { 1: null, 2: "b" });
+    const [auto, explicit] = await s.admin.createTopics(
+      [
+        topic("mixed", { numPartitions: 3, replicationFactor: 2 }),
+        topic("manual", {
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: [{ partitionIndex: 0, brokerIds: [1, 2] }],
+        }),
+      ],
+      create,
+    );
+    assert.equal(auto.error?.code, ErrorCode.UNKNOWN_SERVER_ERROR);
+    assert.equal(
+      auto.error?.message,
+      "Not all brokers have rack information for replica rack aware assignment.",
+    );
+    assert.equal(explicit.error, null);
+    const [grow] = await s.admin.createPartitions([{ name: "manual", count: 2, assignments: null }], create);
+    assert.equal(grow.error?.code, ErrorCode.UNKNOWN_SERVER_ERROR);
+    await s.stop();
+  });
+
+  it("new partitions continue from partition 0's first replica (Kafka's createNewPartitionsAssignment)", async () => {
+    const s = await stack();
+    await addBrokers(s, { 1: null, 2: null });
+    await s.admin.createTopics(
+      [
+        topic("grow", {
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: [{ partitionIndex: 0, brokerIds: [1, 2] }],
+        }),
+      ],
+      create,
+    );
+    const [r] = await s.admin.createPartitions([{ name: "grow", count: 3, assignments: null }], create);
+    assert.equal(r.error, null);
+    // start index: broker 1's index (1), shift 1, partitions numbered from 1.
+    assert.deepEqual(replicasOf(s, "grow"), { 0: [1, 2], 1: [2, 1], 2: [0, 2] });
     await s.stop();
   });
 });

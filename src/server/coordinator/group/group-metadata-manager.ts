@@ -20,6 +20,7 @@ import {
   decodeRecordBatches,
   type RecordInput,
 } from "../../../protocol/records/memory-records.js";
+import { GROUP_METADATA_TOPIC_NAME } from "../../metadata/internal-topics.js";
 import type { ReplicaManager } from "../../replication/replica-manager.js";
 import { type CommittedOffset, GroupMetadata, offsetKey, parseOffsetKey } from "./group-metadata.js";
 import {
@@ -33,7 +34,7 @@ import {
 } from "./group-metadata-records.js";
 import { MemberMetadata } from "./member-metadata.js";
 
-export const GROUP_METADATA_TOPIC_NAME = "__consumer_offsets";
+export { GROUP_METADATA_TOPIC_NAME };
 
 export interface GroupMetadataManagerConfig {
   readonly offsetsTopicNumPartitions: number;

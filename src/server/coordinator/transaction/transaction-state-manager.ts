@@ -16,6 +16,7 @@ import type { ScheduledTask, Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
 import { ErrorCode } from "../../../protocol/errors.js";
 import { buildRecordBatch, decodeRecordBatches } from "../../../protocol/records/memory-records.js";
+import { TRANSACTION_STATE_TOPIC_NAME } from "../../metadata/internal-topics.js";
 import type { ReplicaManager } from "../../replication/replica-manager.js";
 import { coordinatorAppendError, partitionForGroup } from "../group/group-metadata-manager.js";
 import {
@@ -27,7 +28,7 @@ import {
 import type { TransactionMetadata, TxnTransitMetadata } from "./transaction-metadata.js";
 import { isExpirationAllowed } from "./transaction-state.js";
 
-export const TRANSACTION_STATE_TOPIC_NAME = "__transaction_state";
+export { TRANSACTION_STATE_TOPIC_NAME };
 
 export interface TransactionStateManagerConfig {
   readonly transactionLogNumPartitions: number;

@@ -1,0 +1,201 @@
+// ControllerRequests: what a broker does with the controller's LeaderAndIsr, UpdateMetadata and StopReplica
+// (Kafka's KafkaApis.handleLeaderAndIsrRequest / handleUpdateMetadataRequest / handleStopReplicaRequest
+// with ReplicaManager's controller-epoch checks). Owns the fencing: a request from an older controller
+// epoch than the newest seen is refused with STALE_CONTROLLER_EPOCH, and one addressed to an earlier
+// incarnation of this broker (broker epoch below the current registration's czxid) with
+// STALE_BROKER_EPOCH. Leadership goes to the ReplicaManager (topic configs read first for new topics, as
+// Kafka reads /config/topics when it creates a log), metadata to the MetadataCache, and leadership of
+// __consumer_offsets / __transaction_state partitions to the coordinators.
+
+import { Logger } from "../common/logger.js";
+import { ErrorCode } from "../protocol/errors.js";
+import type { LeaderAndIsrRequest } from "../protocol/generated/messages/LeaderAndIsrRequest.js";
+import type { LeaderAndIsrResponse } from "../protocol/generated/messages/LeaderAndIsrResponse.js";
+import type { StopReplicaRequest } from "../protocol/generated/messages/StopReplicaRequest.js";
+import type { StopReplicaResponse } from "../protocol/generated/messages/StopReplicaResponse.js";
+import type { UpdateMetadataRequest } from "../protocol/generated/messages/UpdateMetadataRequest.js";
+import type { UpdateMetadataResponse } from "../protocol/generated/messages/UpdateMetadataResponse.js";
+import type { ControlPlaneReceiver } from "./controller/controller-channel-manager.js";
+import type { MetadataCache } from "./metadata/metadata-cache.js";
+import type { PartitionState } from "./metadata/partition-state.js";
+import type { ReplicaManager } from "./replication/replica-manager.js";
+
+/** Leadership changes of this broker, for the coordinators (Kafka's onLeadershipChange). */
+export interface LeadershipListener {
+  onBecomeLeader(topic: string, partition: number, leaderEpoch: number): void;
+  onResign(topic: string, partition: number): void;
+}
+
+/** Epoch that StopReplica carries for a topic being deleted (Kafka's EpochDuringDelete). */
+const EPOCH_DURING_DELETE = -2;
+
+export class ControllerRequests implements ControlPlaneReceiver {
+  private readonly log: Logger;
+  /** The newest controller epoch seen (Kafka's ReplicaManager.controllerEpoch). */
+  controllerEpoch = 0;
+
+  constructor(
+    private readonly brokerId: number,
+    /** The current registration's czxid (changes when the broker registers again after a session expiry). */
+    private readonly brokerEpoch: () => bigint,
+    private readonly replicaManager: ReplicaManager,
+    private readonly cache: MetadataCache,
+    private readonly leadership: LeadershipListener,
+  ) {
+    this.log = new Logger("state.change.logger", `Broker id=${brokerId}`);
+  }
+
+  private isBrokerEpochStale(requestEpoch: bigint): boolean {
+    return requestEpoch !== -1n && requestEpoch < this.brokerEpoch();
+  }
+
+  private fencingError(controllerEpoch: number, brokerEpoch: bigint, what: string): number {
+    if (this.isBrokerEpochStale(brokerEpoch)) {
+      this.log.info(
+        `Received ${what} with broker epoch ${brokerEpoch} smaller than the current broker epoch ${this.brokerEpoch()}`,
+      );
+      return ErrorCode.STALE_BROKER_EPOCH;
+    }
+    if (controllerEpoch < this.controllerEpoch) {
+      this.log.warn(
+        `Ignoring ${what} since its controller epoch ${controllerEpoch} is older than the current controller epoch ${this.controllerEpoch}`,
+      );
+      return ErrorCode.STALE_CONTROLLER_EPOCH;
+    }
+    this.controllerEpoch = controllerEpoch;
+    return ErrorCode.NONE;
+  }
+
+  async leaderAndIsr(request: LeaderAndIsrRequest): Promise<LeaderAndIsrResponse> {
+    const states: PartitionState[] = [];
+    for (const t of request.topicStates) {
+      for (const p of t.partitionStates) {
+        states.push({
+          topic: t.topicName,
+          topicId: t.topicId,
+          partition: p.partitionIndex,
+          controllerEpoch: p.controllerEpoch,
+          leader: p.leader,
+          leaderEpoch: p.leaderEpoch,
+          isr: p.isr,
+          replicas: p.replicas,
+          zkVersion: p.partitionEpoch,
+        });
+      }
+    }
+    const respond = (
+      codeOf: (s: PartitionState) => number,
+      errorCode: number = ErrorCode.NONE,
+    ): LeaderAndIsrResponse => {
+      const byTopic = new Map<
+        string,
+        { topicId: string; partitionErrors: LeaderAndIsrResponse["partitionErrors"] }
+      >();
+      for (const s of states) {
+        let t = byTopic.get(s.topic);
+        if (!t) {
+          t = { topicId: s.topicId, partitionErrors: [] };
+          byTopic.set(s.topic, t);
+        }
+        t.partitionErrors.push({ topicName: s.topic, partitionIndex: s.partition, errorCode: codeOf(s) });
+      }
+      return { errorCode, partitionErrors: [], topics: [...byTopic.values()] };
+    };
+    const fenced = this.fencingError(
+      request.controllerEpoch,
+      request.brokerEpoch,
+      `LeaderAndIsr request from controller ${request.controllerId}`,
+    );
+    if (fenced !== ErrorCode.NONE) return respond(() => fenced, fenced);
+    const mine = states.filter((s) => s.replicas.includes(this.brokerId));
+    // Topic configs first: a log created for a new topic gets its overrides.
+    await this.cache.loadTopicConfigs([...new Set(mine.map((s) => s.topic))]);
+    const results = this.replicaManager.becomeLeaderOrFollower(mine);
+    for (const s of mine) {
+      const r = results.get(`${s.topic}-${s.partition}`);
+      if (r !== undefined && r.errorCode !== ErrorCode.NONE) continue;
+      if (s.leader === this.brokerId) this.leadership.onBecomeLeader(s.topic, s.partition, s.leaderEpoch);
+      else this.leadership.onResign(s.topic, s.partition);
+    }
+    return respond((s) => {
+      if (!s.replicas.includes(this.brokerId)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      return results.get(`${s.topic}-${s.partition}`)?.errorCode ?? ErrorCode.NONE;
+    });
+  }
+
+  async updateMetadata(request: UpdateMetadataRequest): Promise<UpdateMetadataResponse> {
+    const fenced = this.fencingError(
+      request.controllerEpoch,
+      request.brokerEpoch,
+      `UpdateMetadata request from controller ${request.controllerId}`,
+    );
+    if (fenced !== ErrorCode.NONE) return { errorCode: fenced };
+    await this.cache.updateMetadata(request);
+    return { errorCode: ErrorCode.NONE };
+  }
+
+  async stopReplica(request: StopReplicaRequest): Promise<StopReplicaResponse> {
+    const all = request.topicStates.flatMap((t) =>
+      t.partitionStates.map((p) => ({
+        topic: t.topicName,
+        partition: p.partitionIndex,
+        leaderEpoch: p.leaderEpoch,
+        deletePartition: p.deletePartition,
+      })),
+    );
+    const fenced = this.fencingError(
+      request.controllerEpoch,
+      request.brokerEpoch,
+      `StopReplica request from controller ${request.controllerId}`,
+    );
+    if (fenced !== ErrorCode.NONE) {
+      return {
+        errorCode: fenced,
+        partitionErrors: all.map((p) => ({
+          topicName: p.topic,
+          partitionIndex: p.partition,
+          errorCode: fenced,
+        })),
+      };
+    }
+    const errors: StopReplicaResponse["partitionErrors"] = [];
+    const toStop: Array<{ topic: string; partition: number }> = [];
+    const toDelete: Array<{ topic: string; partition: number }> = [];
+    for (const p of all) {
+      const current = this.replicaManager.getPartition(p)?.leaderEpoch;
+      if (
+        p.leaderEpoch !== EPOCH_DURING_DELETE &&
+        p.leaderEpoch >= 0 &&
+        current !== undefined &&
+        p.leaderEpoch < current
+      ) {
+        this.log.warn(
+          `Ignoring StopReplica for ${p.topic}-${p.partition}: its leader epoch ${p.leaderEpoch} is older than ${current}`,
+        );
+        errors.push({
+          topicName: p.topic,
+          partitionIndex: p.partition,
+          errorCode: ErrorCode.FENCED_LEADER_EPOCH,
+        });
+        continue;
+      }
+      (p.deletePartition ? toDelete : toStop).push({ topic: p.topic, partition: p.partition });
+      this.leadership.onResign(p.topic, p.partition);
+    }
+    for (const [group, del] of [
+      [toStop, false],
+      [toDelete, true],
+    ] as const) {
+      if (group.length === 0) continue;
+      const r = this.replicaManager.stopReplicas(group, del);
+      for (const p of group) {
+        errors.push({
+          topicName: p.topic,
+          partitionIndex: p.partition,
+          errorCode: r.get(`${p.topic}-${p.partition}`)?.errorCode ?? ErrorCode.NONE,
+        });
+      }
+    }
+    return { errorCode: ErrorCode.NONE, partitionErrors: errors };
+  }
+}

@@ -1,0 +1,523 @@
+// KafkaController: the cluster controller of ZooKeeper-mode Kafka, on any MetadataStore (the embedded store
+// of a single broker, or ZooKeeper). Elected through /controller (ephemeral) and /controller_epoch; while
+// active it keeps a ControllerContext loaded once at failover, follows /brokers/ids, /brokers/topics (and
+// each topic's znode for new partitions), /admin/delete_topics and /controller, and turns every change
+// into partition-state changes (PartitionStateMachine) and requests to brokers (LeaderAndIsr,
+// UpdateMetadata, StopReplica through the ControllerChannelManager). Brokers learn leadership and
+// metadata only from those requests. Every event runs on one queue (Kafka's ControllerEventManager).
+// Handles ControlledShutdown (moves leadership off a broker that is stopping) and ZooKeeper session
+// expiry (resign; after the new session: re-register the broker, re-elect).
+
+import { Logger } from "../../common/logger.js";
+import { SerialEventQueue } from "../../common/serial-event-queue.js";
+import type { Time } from "../../common/time.js";
+import { ErrorCode } from "../../protocol/errors.js";
+import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
+import { ConfigEntityZNode, ControllerZNode, ZkPaths } from "../metadata/zk-data.js";
+import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
+import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
+import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import { PartitionStateMachine } from "./partition-state-machine.js";
+import { TopicDeletionManager } from "./topic-deletion-manager.js";
+
+export interface KafkaControllerOptions {
+  readonly brokerId: number;
+  readonly time: Time;
+  /** delete.topic.enable */
+  readonly deleteTopicEnable: boolean;
+  /** unclean.leader.election.enable (the broker's; a topic's override wins). */
+  readonly uncleanLeaderElectionEnable: boolean;
+  /** inter.broker.listener.name: where the controller connects to brokers. */
+  readonly interBrokerListenerName: string;
+  /** This broker's control-plane handlers, called in-process for requests to itself. */
+  readonly localReceiver?: ControlPlaneReceiver;
+  /** controller.socket.timeout.ms (Kafka: 30000). */
+  readonly requestTimeoutMs?: number;
+  /** Registers this broker again (after a session expiry, before re-election). */
+  readonly registerBroker?: () => Promise<void>;
+  readonly logger?: Logger;
+}
+
+export interface ControlledShutdownResult {
+  readonly errorCode: number;
+  readonly remainingPartitions: TopicPartitionKey[];
+}
+
+export class KafkaController {
+  private readonly log: Logger;
+  private readonly events: SerialEventQueue;
+  readonly context = new ControllerContext();
+  private channel: ControllerChannelManager | undefined;
+  private batch: ControllerBrokerRequestBatch | undefined;
+  private psm: PartitionStateMachine | undefined;
+  private deletion: TopicDeletionManager | undefined;
+  private active = false;
+  private _activeControllerId = -1;
+  private readonly watchedTopics = new Set<string>();
+  private stopped = false;
+
+  constructor(
+    private readonly zk: KafkaZkClient,
+    private readonly options: KafkaControllerOptions,
+  ) {
+    this.log = (options.logger ?? new Logger("kafka.controller.KafkaController")).withContext(
+      `Controller id=${options.brokerId}`,
+    );
+    this.events = new SerialEventQueue((name, e) => {
+      if (e instanceof ControllerMovedError) {
+        this.log.warn(`${name}: ${e.message}; resigning`);
+        void this.put("ControllerMoved", () => this.maybeResign());
+        return;
+      }
+      if (isStoreError(e, "SessionExpired")) return;
+      this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
+    });
+  }
+
+  /** True while this broker is the controller. */
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** The controller epoch this broker was elected with (0 when it never was). */
+  get epoch(): number {
+    return this.context.epoch;
+  }
+
+  /** The controller's broker id as last seen at /controller (-1: none). */
+  get activeControllerId(): number {
+    return this._activeControllerId;
+  }
+
+  /** Starts the election; resolves once the first pass (and, if elected, the failover) is done. */
+  async startup(): Promise<void> {
+    this.zk.store.registerStateChangeHandler({
+      name: "controller-state-change-handler",
+      beforeInitializingSession: () => this.put("Expire", () => this.onControllerResignation()),
+      afterInitializingSession: () =>
+        this.put("RegisterBrokerAndReelect", async () => {
+          await this.options.registerBroker?.();
+          await this.elect();
+        }),
+    });
+    await this.put("Startup", () => this.elect());
+  }
+
+  /** Resolves when every event queued so far has been processed. */
+  idle(): Promise<void> {
+    return this.events.idle();
+  }
+
+  /** Resolves when the events queued so far ran and their requests to this broker were applied. */
+  async localRequestsSent(): Promise<void> {
+    await this.idle();
+    await this.channel?.drained(this.options.brokerId);
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    this.zk.store.unregisterStateChangeHandler("controller-state-change-handler");
+    await this.events.stop();
+    this.onControllerResignationSync();
+  }
+
+  private put(name: string, fn: () => Promise<void>): Promise<void> {
+    return this.events.put(name, fn);
+  }
+
+  // ---- election ----
+
+  private watchController = (): void => {
+    void this.put("ControllerChange", () => this.onControllerChange());
+  };
+
+  private async onControllerChange(): Promise<void> {
+    const n = await this.zk.store.get(ZkPaths.controller, this.watchController);
+    const id = n ? ControllerZNode.decode(ZkPaths.controller, n.data) : -1;
+    this._activeControllerId = id;
+    if (id === this.options.brokerId && this.active) return;
+    await this.maybeResign();
+    if (id === -1) await this.elect();
+  }
+
+  private async maybeResign(): Promise<void> {
+    const was = this.active;
+    const id = await this.zk.getControllerId();
+    this._activeControllerId = id;
+    if (was && id !== this.options.brokerId) await this.onControllerResignation();
+  }
+
+  private async elect(): Promise<void> {
+    if (this.stopped) return;
+    const current = await this.zk.store.get(ZkPaths.controller, this.watchController);
+    if (current) {
+      const id = ControllerZNode.decode(ZkPaths.controller, current.data);
+      this._activeControllerId = id;
+      if (id !== this.options.brokerId || this.active) {
+        if (id !== this.options.brokerId)
+          this.log.info(`Broker ${id} has been elected as the controller, so stopping the election process.`);
+        return;
+      }
+      // Our own node from this session (re-election after a watch race): nothing to do.
+    }
+    const won = await this.zk.registerControllerAndIncrementControllerEpoch(
+      this.options.brokerId,
+      this.options.time.milliseconds(),
+    );
+    if (won === undefined) {
+      const id = await this.zk.getControllerId();
+      this._activeControllerId = id;
+      await this.zk.store.exists(ZkPaths.controller, this.watchController);
+      if (id !== -1)
+        this.log.info(`Broker ${id} has been elected as the controller, so stopping the election process.`);
+      return;
+    }
+    this.context.reset();
+    this.context.epoch = won.epoch;
+    this.context.epochZkVersion = won.epochZkVersion;
+    this.active = true;
+    this._activeControllerId = this.options.brokerId;
+    await this.zk.store.exists(ZkPaths.controller, this.watchController);
+    this.log.info(
+      `${this.options.brokerId} successfully elected as the controller. Epoch incremented to ${won.epoch} and epoch zk version is now ${won.epochZkVersion}`,
+    );
+    await this.onControllerFailover();
+  }
+
+  private async onControllerFailover(): Promise<void> {
+    const ctx = this.context;
+    const channel = new ControllerChannelManager({
+      controllerId: this.options.brokerId,
+      interBrokerListenerName: this.options.interBrokerListenerName,
+      localReceiver: this.options.localReceiver,
+      requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+    });
+    this.channel = channel;
+    const batch = new ControllerBrokerRequestBatch(
+      this.options.brokerId,
+      ctx,
+      channel,
+      this.options.interBrokerListenerName,
+    );
+    this.batch = batch;
+    this.psm = new PartitionStateMachine(
+      ctx,
+      this.zk,
+      batch,
+      { uncleanLeaderElectionEnable: (t) => this.uncleanLeaderElectionEnabled(t) },
+      this.log,
+    );
+    this.deletion = new TopicDeletionManager(
+      ctx,
+      this.zk,
+      batch,
+      (name, fn) =>
+        void this.put(name, async () => {
+          if (!this.active) return;
+          await fn();
+          this.sendBatch();
+        }),
+      (t) => this.watchedTopics.delete(t),
+      this.log,
+    );
+    this.watchedTopics.clear();
+    // Brokers.
+    const brokers = await this.zk.store.getChildren(ZkPaths.brokerIds, this.watchBrokers);
+    void brokers;
+    for (const [id, b] of await this.zk.getAllBrokersAndEpochs()) {
+      ctx.liveBrokers.set(id, b);
+      channel.addBroker(id, b.reg.endpoints);
+    }
+    // Topics, their assignments and partition states.
+    await this.zk.store.getChildren(ZkPaths.topics, this.watchTopics);
+    const assignments = await this.zk.getTopicAssignments();
+    for (const [topic, a] of assignments) {
+      ctx.topicIds.set(topic, a.topicId);
+      ctx.assignments.set(topic, new Map([...a.partitions].map(([p, r]) => [p, [...r]])));
+      await this.watchTopic(topic);
+    }
+    const all = ctx.allPartitions();
+    const states = await this.zk.getPartitionStates(all);
+    for (const tp of all) {
+      const k = tpKey(tp.topic, tp.partition);
+      const s = states.get(k);
+      if (s === undefined) ctx.partitionStates.set(k, "NewPartition");
+      else {
+        ctx.leadership.set(k, s);
+        ctx.partitionStates.set(
+          k,
+          ctx.isLive(s.leaderAndIsr.leader) ? "OnlinePartition" : "OfflinePartition",
+        );
+      }
+    }
+    const queued = await this.zk.store.getChildren(ZkPaths.deleteTopics, this.watchDeletions);
+    this.log.info(
+      `Initialized controller context: ${ctx.liveBrokers.size} live brokers (${ctx.liveBrokerIds().join(",")}), ${assignments.size} topics, ${all.length} partitions`,
+    );
+    // Every broker learns the whole state; every replica its partitions' leadership.
+    batch.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds());
+    for (const tp of all) {
+      if (ctx.leadership.has(tpKey(tp.topic, tp.partition)))
+        batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(tp.topic, tp.partition), tp, false);
+    }
+    await this.psm.triggerOnlinePartitionStateChange();
+    this.sendBatch();
+    await this.onTopicDeletion(queued);
+  }
+
+  private async onControllerResignation(): Promise<void> {
+    this.onControllerResignationSync();
+  }
+
+  private onControllerResignationSync(): void {
+    if (this.active) this.log.info(`Resigned as the controller (epoch ${this.context.epoch})`);
+    this.active = false;
+    this.channel?.shutdown();
+    this.channel = undefined;
+    this.batch = undefined;
+    this.psm = undefined;
+    this.deletion?.reset();
+    this.deletion = undefined;
+    this.watchedTopics.clear();
+    const epoch = this.context.epoch;
+    this.context.reset();
+    this.context.epoch = epoch;
+  }
+
+  private sendBatch(): void {
+    this.batch?.sendRequestsToBrokers((id, r) => this.deletion?.onStopReplicaResponse(id, r));
+  }
+
+  private async uncleanLeaderElectionEnabled(topic: string): Promise<boolean> {
+    const n = await this.zk.store.get(ZkPaths.configTopic(topic));
+    const v = n
+      ? ConfigEntityZNode.decode(ZkPaths.configTopic(topic), n.data)["unclean.leader.election.enable"]
+      : undefined;
+    return v === undefined ? this.options.uncleanLeaderElectionEnable : v.trim().toLowerCase() === "true";
+  }
+
+  // ---- brokers ----
+
+  private watchBrokers = (): void => {
+    void this.put("BrokerChange", () => this.onBrokerChange());
+  };
+
+  private async onBrokerChange(): Promise<void> {
+    if (!this.active) return;
+    const ctx = this.context;
+    await this.zk.store.getChildren(ZkPaths.brokerIds, this.watchBrokers);
+    const current = await this.zk.getAllBrokersAndEpochs();
+    const newIds: number[] = [];
+    const deadIds: number[] = [];
+    const bounced: number[] = [];
+    for (const [id, b] of current) {
+      const known = ctx.liveBrokers.get(id);
+      if (known === undefined) newIds.push(id);
+      else if (known.epoch !== b.epoch) bounced.push(id);
+    }
+    for (const id of ctx.liveBrokers.keys()) if (!current.has(id)) deadIds.push(id);
+    if (newIds.length + deadIds.length + bounced.length === 0) return;
+    this.log.info(
+      `Newly added brokers: ${newIds.join(",")}, deleted brokers: ${deadIds.join(",")}, bounced brokers: ${bounced.join(",")}, all live brokers: ${[...current.keys()].sort((a, b) => a - b).join(",")}`,
+    );
+    for (const id of [...deadIds, ...bounced]) {
+      ctx.liveBrokers.delete(id);
+      this.channel?.removeBroker(id);
+    }
+    if (deadIds.length + bounced.length > 0) await this.onBrokerFailure([...deadIds, ...bounced]);
+    for (const id of [...newIds, ...bounced]) {
+      const b = current.get(id)!;
+      ctx.liveBrokers.set(id, b);
+      this.channel?.addBroker(id, b.reg.endpoints);
+    }
+    if (newIds.length + bounced.length > 0) await this.onBrokerStartup([...newIds, ...bounced]);
+    this.sendBatch();
+  }
+
+  private async onBrokerStartup(ids: number[]): Promise<void> {
+    const ctx = this.context;
+    const batch = this.batch!;
+    const existing = ctx.liveBrokerIds().filter((id) => !ids.includes(id));
+    for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
+    // Existing brokers learn the new broker list; new brokers the whole state.
+    batch.addUpdateMetadataRequestForBrokers(existing, []);
+    batch.addUpdateMetadataRequestForBrokers(ids);
+    // Their replicas come online: each learns its partitions' leadership.
+    for (const id of ids) {
+      for (const tp of ctx.partitionsOnBroker(id)) {
+        if (ctx.topicsToBeDeleted.has(tp.topic)) continue;
+        if (ctx.leadership.has(tpKey(tp.topic, tp.partition)))
+          batch.addLeaderAndIsrRequestForBrokers([id], tp, false);
+      }
+    }
+    await this.psm!.triggerOnlinePartitionStateChange();
+    await this.deletion!.resumeDeletions();
+  }
+
+  private async onBrokerFailure(ids: number[]): Promise<void> {
+    const ctx = this.context;
+    for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
+    this.deletion!.onBrokerFailure(ids);
+    const psm = this.psm!;
+    // Partitions led by a dead broker go offline and are re-elected among the live ISR members.
+    const offline = ctx
+      .allPartitions()
+      .filter((tp) =>
+        ids.includes(ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.leader ?? -1),
+      )
+      .filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
+    psm.setOffline(offline);
+    await psm.triggerOnlinePartitionStateChange();
+    // The dead replicas leave every ISR.
+    for (const id of ids) {
+      const parts = ctx.partitionsOnBroker(id).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
+      await psm.removeReplicaFromIsr(id, parts);
+    }
+    // Every broker learns who is alive, even when no partition changed.
+    this.batch!.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), []);
+  }
+
+  // ---- topics ----
+
+  private watchTopics = (): void => {
+    void this.put("TopicChange", () => this.onTopicChange());
+  };
+
+  private async watchTopic(topic: string): Promise<void> {
+    if (this.watchedTopics.has(topic)) return;
+    this.watchedTopics.add(topic);
+    await this.zk.store.exists(ZkPaths.topic(topic), () => {
+      this.watchedTopics.delete(topic);
+      void this.put(`PartitionModifications ${topic}`, () => this.onPartitionModification(topic));
+    });
+  }
+
+  private async onTopicChange(): Promise<void> {
+    if (!this.active) return;
+    const ctx = this.context;
+    const names = await this.zk.store.getChildren(ZkPaths.topics, this.watchTopics);
+    const present = new Set(names);
+    const added = names.filter((t) => !ctx.assignments.has(t));
+    for (const t of ctx.allTopics()) if (!present.has(t)) ctx.removeTopic(t);
+    if (added.length === 0) return;
+    this.log.info(`New topics: [${added.join(",")}]`);
+    const created: TopicPartitionKey[] = [];
+    for (const topic of added) {
+      const a = await this.zk.getTopicAssignment(topic);
+      await this.watchTopic(topic);
+      if (!a) continue;
+      ctx.topicIds.set(topic, a.topicId);
+      ctx.assignments.set(topic, new Map([...a.partitions].map(([p, r]) => [p, [...r]])));
+      created.push(...ctx.partitionsOfTopic(topic));
+    }
+    await this.onNewPartitionCreation(created);
+  }
+
+  private async onPartitionModification(topic: string): Promise<void> {
+    if (!this.active) return;
+    const ctx = this.context;
+    const a = await this.zk.getTopicAssignment(topic);
+    await this.watchTopic(topic);
+    if (!a || !ctx.assignments.has(topic) || ctx.topicsToBeDeleted.has(topic)) return;
+    const cur = ctx.assignments.get(topic)!;
+    const added: TopicPartitionKey[] = [];
+    for (const [p, replicas] of a.partitions) {
+      if (!cur.has(p)) {
+        cur.set(p, [...replicas]);
+        added.push({ topic, partition: p });
+      }
+    }
+    if (added.length === 0) return;
+    this.log.info(`New partitions to be added ${added.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}`);
+    await this.onNewPartitionCreation(added);
+  }
+
+  private async onNewPartitionCreation(partitions: TopicPartitionKey[]): Promise<void> {
+    if (partitions.length === 0) return;
+    this.psm!.setNew(partitions);
+    await this.psm!.toOnline(partitions, "offline");
+    this.sendBatch();
+  }
+
+  // ---- deletion ----
+
+  private watchDeletions = (): void => {
+    void this.put("TopicDeletion", async () => {
+      if (!this.active) return;
+      const queued = await this.zk.store.getChildren(ZkPaths.deleteTopics, this.watchDeletions);
+      await this.onTopicDeletion(queued);
+    });
+  };
+
+  private async onTopicDeletion(queued: readonly string[]): Promise<void> {
+    if (!this.active || queued.length === 0) return;
+    const ctx = this.context;
+    const toDelete: string[] = [];
+    for (const topic of queued) {
+      if (!this.options.deleteTopicEnable || !ctx.assignments.has(topic)) {
+        if (!this.options.deleteTopicEnable)
+          this.log.info(`Removing ${ZkPaths.deleteTopic(topic)} since delete.topic.enable is false`);
+        try {
+          await this.zk.store.delete(ZkPaths.deleteTopic(topic));
+        } catch (e) {
+          if (!isStoreError(e, "NoNode")) throw e;
+        }
+        continue;
+      }
+      if (!ctx.topicsToBeDeleted.has(topic)) toDelete.push(topic);
+    }
+    if (toDelete.length === 0) return;
+    this.log.info(`Starting topic deletion for topics ${toDelete.join(",")}`);
+    await this.deletion!.enqueueTopicsForDeletion(toDelete);
+    this.sendBatch();
+  }
+
+  // ---- controlled shutdown ----
+
+  /** Kafka's doControlledShutdown: moves leadership off `brokerId`; answers the partitions it still leads. */
+  controlledShutdown(brokerId: number, brokerEpoch: bigint): Promise<ControlledShutdownResult> {
+    return new Promise((resolve) => {
+      void this.put("ControlledShutdown", async () => {
+        resolve(await this.doControlledShutdown(brokerId, brokerEpoch));
+      }).then(() => resolve({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, remainingPartitions: [] }));
+    });
+  }
+
+  private async doControlledShutdown(
+    brokerId: number,
+    brokerEpoch: bigint,
+  ): Promise<ControlledShutdownResult> {
+    if (!this.active) return { errorCode: ErrorCode.NOT_CONTROLLER, remainingPartitions: [] };
+    const ctx = this.context;
+    const live = ctx.liveBrokers.get(brokerId);
+    if (live === undefined) {
+      this.log.warn(`Controlled shutdown of broker ${brokerId} refused: it is not alive`);
+      return { errorCode: ErrorCode.BROKER_NOT_AVAILABLE, remainingPartitions: [] };
+    }
+    if (brokerEpoch !== -1n && brokerEpoch < live.epoch) {
+      this.log.info(
+        `Ignoring controlled shutdown of broker ${brokerId}: its epoch ${brokerEpoch} is older than ${live.epoch}`,
+      );
+      return { errorCode: ErrorCode.STALE_BROKER_EPOCH, remainingPartitions: [] };
+    }
+    this.log.info(`Shutting down broker ${brokerId}`);
+    ctx.shuttingDownBrokerIds.add(brokerId);
+    const psm = this.psm!;
+    const onBroker = ctx.partitionsOnBroker(brokerId).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
+    const multiReplica = onBroker.filter((tp) => ctx.replicasFor(tp.topic, tp.partition).length > 1);
+    const led = multiReplica.filter(
+      (tp) => ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.leader === brokerId,
+    );
+    const followed = multiReplica.filter((tp) => !led.includes(tp));
+    await psm.toOnline(led, "controlledShutdown");
+    // Followers leave the ISR and stop fetching.
+    await psm.removeReplicaFromIsr(brokerId, followed);
+    for (const tp of followed) this.batch!.addStopReplicaRequestForBrokers([brokerId], tp, false);
+    this.sendBatch();
+    const remaining = ctx
+      .partitionsLedBy(brokerId)
+      .filter((tp) => ctx.replicasFor(tp.topic, tp.partition).length > 1);
+    this.log.info(`Broker ${brokerId} leaves ${remaining.length} partitions led after controlled shutdown`);
+    return { errorCode: ErrorCode.NONE, remainingPartitions: remaining };
+  }
+}

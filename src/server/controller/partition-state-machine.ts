@@ -1,0 +1,281 @@
+// PartitionStateMachine: the controller's partition states (Kafka's ZkPartitionStateMachine):
+// NonExistent → New → Online ⇄ Offline → NonExistent. New → Online writes the first state znode (leader =
+// first live replica in assignment order, ISR = the live replicas, leader epoch 0); → Online from Online
+// or Offline runs an election (offline, controlled-shutdown or preferred) and writes the new leadership
+// with leader epoch + 1 by compare-and-set, fenced by the controller epoch. Every change made is added to
+// the request batch (LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker).
+// Also removes replicas from ISRs (Kafka's ReplicaStateMachine's OfflineReplica step).
+
+import type { Logger } from "../../common/logger.js";
+import type { KafkaZkClient, LeaderIsrAndZkVersion } from "../metadata/kafka-zk-client.js";
+import type { LeaderAndIsr } from "../metadata/zk-data.js";
+import { type ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
+import type { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import {
+  controlledShutdownPartitionLeaderElection,
+  offlinePartitionLeaderElection,
+  preferredReplicaPartitionLeaderElection,
+} from "./partition-leader-election.js";
+
+export type ElectionStrategy = "offline" | "controlledShutdown" | "preferred";
+
+export interface PartitionStateMachineOptions {
+  /** unclean.leader.election.enable of a topic (its override, else the broker's). */
+  readonly uncleanLeaderElectionEnable: (topic: string) => Promise<boolean>;
+}
+
+export class PartitionStateMachine {
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly zk: KafkaZkClient,
+    private readonly batch: ControllerBrokerRequestBatch,
+    private readonly options: PartitionStateMachineOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Kafka's triggerOnlinePartitionStateChange: New and Offline partitions (not being deleted) → Online. */
+  async triggerOnlinePartitionStateChange(): Promise<void> {
+    const todo = this.ctx
+      .allPartitions()
+      .filter((tp) => !this.ctx.topicsToBeDeleted.has(tp.topic))
+      .filter((tp) => {
+        const s = this.ctx.stateOf(tp);
+        return s === "NewPartition" || s === "OfflinePartition";
+      });
+    await this.toOnline(todo, "offline");
+  }
+
+  setNew(partitions: readonly TopicPartitionKey[]): void {
+    for (const tp of partitions) this.ctx.partitionStates.set(tpKey(tp.topic, tp.partition), "NewPartition");
+  }
+
+  setOffline(partitions: readonly TopicPartitionKey[]): void {
+    for (const tp of partitions) {
+      const k = tpKey(tp.topic, tp.partition);
+      if (this.ctx.partitionStates.has(k)) this.ctx.partitionStates.set(k, "OfflinePartition");
+    }
+  }
+
+  setNonExistent(partitions: readonly TopicPartitionKey[]): void {
+    for (const tp of partitions) this.ctx.partitionStates.delete(tpKey(tp.topic, tp.partition));
+  }
+
+  /**
+   * → OnlinePartition. Returns the partitions that could not be brought online (no eligible leader, or a
+   * write that lost its race twice).
+   */
+  async toOnline(
+    partitions: readonly TopicPartitionKey[],
+    strategy: ElectionStrategy,
+  ): Promise<TopicPartitionKey[]> {
+    const failed: TopicPartitionKey[] = [];
+    const fresh = partitions.filter((tp) => this.ctx.stateOf(tp) === "NewPartition");
+    const existing = partitions.filter((tp) => this.ctx.stateOf(tp) !== "NewPartition");
+    if (fresh.length > 0) failed.push(...(await this.initializeLeaderAndIsr(fresh)));
+    if (existing.length > 0) failed.push(...(await this.electLeaders(existing, strategy)));
+    return failed;
+  }
+
+  private async initializeLeaderAndIsr(
+    partitions: readonly TopicPartitionKey[],
+  ): Promise<TopicPartitionKey[]> {
+    const failed: TopicPartitionKey[] = [];
+    const creates: Array<{ topic: string; partition: number; leaderAndIsr: LeaderAndIsr }> = [];
+    for (const tp of partitions) {
+      const replicas = this.ctx.replicasFor(tp.topic, tp.partition);
+      const live = replicas.filter((r) => this.ctx.isLive(r));
+      if (live.length === 0) {
+        this.log.error(
+          `Controller failed to initialize partition ${tpKey(tp.topic, tp.partition)}: none of its assigned replicas (${replicas.join(",")}) are alive`,
+        );
+        failed.push(tp);
+        continue;
+      }
+      creates.push({
+        ...tp,
+        leaderAndIsr: { leader: live[0], leaderEpoch: 0, isr: live, controllerEpoch: this.ctx.epoch },
+      });
+    }
+    const results = await this.zk.createTopicPartitionStates(creates, this.ctx.epochZkVersion);
+    const existing: TopicPartitionKey[] = [];
+    for (const c of creates) {
+      const k = tpKey(c.topic, c.partition);
+      const r = results.get(k);
+      if (r === 0) {
+        this.ctx.leadership.set(k, { leaderAndIsr: c.leaderAndIsr, zkVersion: 0 });
+        this.ctx.partitionStates.set(k, "OnlinePartition");
+        this.batch.addLeaderAndIsrRequestForBrokers(c.leaderAndIsr.isr, c, true);
+      } else if (r === "NodeExists") {
+        existing.push(c);
+      } else {
+        this.log.error(`Controller failed to initialize partition ${k}: ${r}`);
+        failed.push(c);
+      }
+    }
+    if (existing.length > 0) {
+      // Written by an earlier controller: take the state as it is.
+      const states = await this.zk.getPartitionStates(existing);
+      for (const tp of existing) {
+        const k = tpKey(tp.topic, tp.partition);
+        const s = states.get(k);
+        if (!s) {
+          failed.push(tp);
+          continue;
+        }
+        this.ctx.leadership.set(k, s);
+        this.ctx.partitionStates.set(
+          k,
+          this.ctx.isLive(s.leaderAndIsr.leader) ? "OnlinePartition" : "OfflinePartition",
+        );
+        this.batch.addLeaderAndIsrRequestForBrokers(this.ctx.replicasFor(tp.topic, tp.partition), tp, false);
+      }
+    }
+    return failed;
+  }
+
+  private async electLeaders(
+    partitions: readonly TopicPartitionKey[],
+    strategy: ElectionStrategy,
+  ): Promise<TopicPartitionKey[]> {
+    const failed: TopicPartitionKey[] = [];
+    let todo = [...partitions];
+    for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
+      const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
+      for (const tp of todo) {
+        const k = tpKey(tp.topic, tp.partition);
+        const cur = this.ctx.leadership.get(k);
+        if (cur === undefined) {
+          failed.push(tp);
+          continue;
+        }
+        const next = await this.elect(tp, cur, strategy);
+        if (next === undefined) {
+          if (strategy === "offline") {
+            this.ctx.partitionStates.set(k, "OfflinePartition");
+            this.log.error(
+              `Controller failed to elect a leader for partition ${k}: no replica of ${this.ctx
+                .replicasFor(tp.topic, tp.partition)
+                .join(
+                  ",",
+                )} is alive and in the ISR [${cur.leaderAndIsr.isr.join(",")}]; the partition is offline`,
+            );
+          }
+          failed.push(tp);
+          continue;
+        }
+        updates.push({ ...tp, leaderAndIsr: next, zkVersion: cur.zkVersion });
+      }
+      const retry = await this.write(updates);
+      if (retry.length > 0) {
+        // Changed underneath (Kafka re-reads and retries): take what the znodes hold now.
+        const fresh = await this.zk.getPartitionStates(retry);
+        for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
+      }
+      todo = retry;
+    }
+    failed.push(...todo);
+    return failed;
+  }
+
+  private async elect(
+    tp: TopicPartitionKey,
+    cur: LeaderIsrAndZkVersion,
+    strategy: ElectionStrategy,
+  ): Promise<LeaderAndIsr | undefined> {
+    const replicas = this.ctx.replicasFor(tp.topic, tp.partition);
+    const { isr } = cur.leaderAndIsr;
+    const live = (id: number): boolean => this.ctx.isLive(id);
+    const base = { leaderEpoch: cur.leaderAndIsr.leaderEpoch + 1, controllerEpoch: this.ctx.epoch };
+    switch (strategy) {
+      case "offline": {
+        const unclean = await this.options.uncleanLeaderElectionEnable(tp.topic);
+        const r = offlinePartitionLeaderElection(replicas, isr, live, unclean);
+        if (r === undefined) return undefined;
+        if (r.unclean) {
+          this.log.warn(
+            `Unclean leader election. Partition ${tpKey(tp.topic, tp.partition)} has been elected leader ${r.leader} from outside the ISR; data loss may occur`,
+          );
+          return { ...base, leader: r.leader, isr: [r.leader] };
+        }
+        return { ...base, leader: r.leader, isr: isr.filter(live) };
+      }
+      case "controlledShutdown": {
+        const shutting = this.ctx.shuttingDownBrokerIds;
+        const leader = controlledShutdownPartitionLeaderElection(replicas, isr, live, shutting);
+        if (leader === undefined) return undefined;
+        return { ...base, leader, isr: isr.filter((r) => live(r) && !shutting.has(r)) };
+      }
+      case "preferred": {
+        const leader = preferredReplicaPartitionLeaderElection(replicas, isr, live);
+        if (leader === undefined || leader === cur.leaderAndIsr.leader) return undefined;
+        return { ...base, leader, isr };
+      }
+    }
+  }
+
+  /**
+   * Removes `brokerId` from the ISR of these partitions (Kafka's removeReplicasFromIsr): a leader removed
+   * leaves the partition without one (-1), and the last ISR member is kept so a clean election can find it.
+   */
+  async removeReplicaFromIsr(brokerId: number, partitions: readonly TopicPartitionKey[]): Promise<void> {
+    let todo = [...partitions];
+    for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
+      const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
+      for (const tp of todo) {
+        const cur = this.ctx.leadership.get(tpKey(tp.topic, tp.partition));
+        if (cur === undefined) continue;
+        const l = cur.leaderAndIsr;
+        if (!l.isr.includes(brokerId) && l.leader !== brokerId) continue;
+        const leader = l.leader === brokerId ? -1 : l.leader;
+        const isr = l.isr.length === 1 && l.isr[0] === brokerId ? l.isr : l.isr.filter((r) => r !== brokerId);
+        updates.push({
+          ...tp,
+          leaderAndIsr: { leader, isr, leaderEpoch: l.leaderEpoch + 1, controllerEpoch: this.ctx.epoch },
+          zkVersion: cur.zkVersion,
+        });
+      }
+      const retry = await this.write(updates, (tp) =>
+        this.ctx.replicasFor(tp.topic, tp.partition).filter((r) => r !== brokerId),
+      );
+      if (retry.length > 0) {
+        const fresh = await this.zk.getPartitionStates(retry);
+        for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
+      }
+      todo = retry;
+    }
+  }
+
+  /** Writes new leaderships; updates the context and the batch for those written; returns those to retry. */
+  private async write(
+    updates: ReadonlyArray<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }>,
+    recipients?: (tp: TopicPartitionKey) => number[],
+  ): Promise<TopicPartitionKey[]> {
+    if (updates.length === 0) return [];
+    const { written, failed } = await this.zk.updateLeaderAndIsr(updates, this.ctx.epochZkVersion);
+    const retry: TopicPartitionKey[] = [];
+    for (const u of updates) {
+      const k = tpKey(u.topic, u.partition);
+      const v = written.get(k);
+      if (v === undefined) {
+        const code = failed.get(k);
+        if (code === "BadVersion") retry.push({ topic: u.topic, partition: u.partition });
+        else this.log.error(`Controller failed to update the state of partition ${k}: ${code}`);
+        continue;
+      }
+      this.ctx.leadership.set(k, { leaderAndIsr: u.leaderAndIsr, zkVersion: v });
+      this.ctx.partitionStates.set(
+        k,
+        u.leaderAndIsr.leader >= 0 && this.ctx.isLive(u.leaderAndIsr.leader)
+          ? "OnlinePartition"
+          : "OfflinePartition",
+      );
+      const to = recipients ? recipients(u) : this.ctx.replicasFor(u.topic, u.partition);
+      this.batch.addLeaderAndIsrRequestForBrokers(to, u, false);
+      if (u.leaderAndIsr.leader >= 0)
+        this.log.info(
+          `Partition ${k}: leader ${u.leaderAndIsr.leader}, leader epoch ${u.leaderAndIsr.leaderEpoch}, ISR [${u.leaderAndIsr.isr.join(",")}]`,
+        );
+    }
+    return retry;
+  }
+}

@@ -1,0 +1,17 @@
+// StopReplica (API key 5), from the controller: stop serving these partitions, and delete their logs when
+// the topic is being deleted. Fencing and application are ControllerRequests' (controller-requests.ts).
+
+import { ApiKey } from "../../protocol/generated/api-table.js";
+import type { StopReplicaRequest } from "../../protocol/generated/messages/StopReplicaRequest.js";
+import type { StopReplicaResponse } from "../../protocol/generated/messages/StopReplicaResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import type { HandlerRegistration } from "../handler.js";
+import type { RequestContext } from "../request-context.js";
+
+export function stopReplicaHandler(services: BrokerServices): HandlerRegistration {
+  return {
+    apiKey: ApiKey.StopReplica,
+    handle: (_ctx: RequestContext, request: StopReplicaRequest): Promise<StopReplicaResponse> =>
+      services.controllerRequests.stopReplica(request),
+  };
+}

@@ -1,0 +1,17 @@
+// UpdateMetadata (API key 6), from the controller: the live brokers and the partition states this broker
+// serves Metadata from. Fencing and application are ControllerRequests' (controller-requests.ts).
+
+import { ApiKey } from "../../protocol/generated/api-table.js";
+import type { UpdateMetadataRequest } from "../../protocol/generated/messages/UpdateMetadataRequest.js";
+import type { UpdateMetadataResponse } from "../../protocol/generated/messages/UpdateMetadataResponse.js";
+import type { BrokerServices } from "../broker-services.js";
+import type { HandlerRegistration } from "../handler.js";
+import type { RequestContext } from "../request-context.js";
+
+export function updateMetadataHandler(services: BrokerServices): HandlerRegistration {
+  return {
+    apiKey: ApiKey.UpdateMetadata,
+    handle: (_ctx: RequestContext, request: UpdateMetadataRequest): Promise<UpdateMetadataResponse> =>
+      services.controllerRequests.updateMetadata(request),
+  };
+}

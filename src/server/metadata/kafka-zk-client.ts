@@ -1,0 +1,315 @@
+// KafkaZkClient: the znode reads and writes of the broker and the controller, as Kafka's KafkaZkClient
+// (ZooKeeper mode) does them, on any MetadataStore. Owns: the top-level paths, /cluster/id (created once),
+// the broker registration (ephemeral /brokers/ids/<id>; its czxid is the broker epoch), the controller
+// election write (/controller + /controller_epoch in one multi) and the partition-state writes, each
+// fenced by the controller epoch znode's version (Kafka's expectedControllerEpochZkVersion: a multi that
+// checks /controller_epoch before it writes, so a controller that lost its epoch writes nothing).
+
+import { Logger } from "../../common/logger.js";
+import { ensurePath, type MetadataStore, MetadataStoreError, type Op, type Stat } from "./metadata-store.js";
+import {
+  BrokerIdZNode,
+  type BrokerRegistration,
+  ClusterIdZNode,
+  ControllerEpochZNode,
+  ControllerZNode,
+  type LeaderAndIsr,
+  PERSISTENT_ZK_PATHS,
+  randomUuid,
+  type TopicAssignment,
+  TopicPartitionStateZNode,
+  TopicZNode,
+  ZkPaths,
+} from "./zk-data.js";
+
+export function isStoreError(e: unknown, code: string): boolean {
+  return e instanceof MetadataStoreError && e.code === code;
+}
+
+/** The controller epoch was changed by another controller: this one must resign. */
+export class ControllerMovedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ControllerMovedException";
+  }
+}
+
+/** A partition state with the version of its znode (for compare-and-set writes). */
+export interface LeaderIsrAndZkVersion {
+  readonly leaderAndIsr: LeaderAndIsr;
+  readonly zkVersion: number;
+}
+
+/** How many writes the controller keeps in flight at once (Kafka pipelines its ZooKeeper requests). */
+const MAX_IN_FLIGHT = 64;
+
+/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+export class KafkaZkClient {
+  private readonly log = new Logger("kafka.zk.KafkaZkClient");
+
+  constructor(readonly store: MetadataStore) {}
+
+  /** Kafka's createTopLevelPaths. */
+  async createTopLevelPaths(): Promise<void> {
+    for (const p of PERSISTENT_ZK_PATHS) await ensurePath(this.store, p);
+  }
+
+  /** The cluster id at /cluster/id, created with `preferred` (or a new random id) when absent. */
+  async getOrCreateClusterId(preferred?: string): Promise<string> {
+    const existing = await this.store.get(ZkPaths.clusterId);
+    if (existing) return ClusterIdZNode.decode(ZkPaths.clusterId, existing.data);
+    await ensurePath(this.store, "/cluster");
+    try {
+      const id = preferred ?? randomUuid();
+      await this.store.create(ZkPaths.clusterId, ClusterIdZNode.encode(id));
+      return id;
+    } catch (e) {
+      if (!isStoreError(e, "NodeExists")) throw e;
+      const again = await this.store.get(ZkPaths.clusterId);
+      return ClusterIdZNode.decode(ZkPaths.clusterId, again!.data);
+    }
+  }
+
+  /**
+   * Registers the broker (ephemeral /brokers/ids/<id>) and returns its epoch, the znode's czxid. A node
+   * left by this same session (a retried create) counts as ours; another session's is a clear error.
+   */
+  async registerBroker(reg: BrokerRegistration): Promise<bigint> {
+    const path = ZkPaths.brokerId(reg.id);
+    try {
+      await this.store.create(path, BrokerIdZNode.encode(reg), { ephemeral: true });
+    } catch (e) {
+      if (!isStoreError(e, "NodeExists")) throw e;
+      const st = await this.store.exists(path);
+      if (st === undefined || st.ephemeralOwner !== this.store.sessionId) {
+        throw new Error(
+          `broker.id ${reg.id} is already registered at ${path} by another session (another broker uses this id)`,
+        );
+      }
+    }
+    const st = (await this.store.exists(path)) as Stat;
+    this.log.info(
+      `Registered broker ${reg.id} at path ${path} with addresses: ${reg.endpoints
+        .map((e) => `${e.listenerName}://${e.host}:${e.port}`)
+        .join(",")}, czxid (broker epoch): ${st.czxid}`,
+    );
+    return st.czxid;
+  }
+
+  /** Kafka's generateBrokerSequenceId: the new data version of /brokers/seqid (created when missing). */
+  async generateBrokerSequenceId(): Promise<number> {
+    const path = "/brokers/seqid";
+    await ensurePath(this.store, path);
+    const stat = await this.store.set(path, Buffer.alloc(0));
+    return stat.version;
+  }
+
+  /** Alive brokers with their registrations and epochs (czxid), by id. */
+  async getAllBrokersAndEpochs(): Promise<Map<number, { reg: BrokerRegistration; epoch: bigint }>> {
+    const out = new Map<number, { reg: BrokerRegistration; epoch: bigint }>();
+    for (const name of await this.store.getChildren(ZkPaths.brokerIds)) {
+      const id = Number(name);
+      if (!Number.isInteger(id)) continue;
+      const n = await this.store.get(ZkPaths.brokerId(id));
+      if (!n) continue;
+      out.set(id, { reg: BrokerIdZNode.decode(ZkPaths.brokerId(id), id, n.data), epoch: n.stat.czxid });
+    }
+    return out;
+  }
+
+  /** The controller's broker id, -1 when none. */
+  async getControllerId(): Promise<number> {
+    const n = await this.store.get(ZkPaths.controller);
+    return n ? ControllerZNode.decode(ZkPaths.controller, n.data) : -1;
+  }
+
+  /**
+   * Tries to become the controller: creates /controller (ephemeral) and bumps /controller_epoch in one
+   * multi. Returns the new epoch and the epoch znode's version, or undefined when someone else won.
+   */
+  async registerControllerAndIncrementControllerEpoch(
+    brokerId: number,
+    timestampMs: number,
+  ): Promise<{ epoch: number; epochZkVersion: number } | undefined> {
+    try {
+      await this.store.create(ZkPaths.controllerEpoch, ControllerEpochZNode.encode(0));
+    } catch (e) {
+      if (!isStoreError(e, "NodeExists")) throw e;
+    }
+    const epochNode = await this.store.get(ZkPaths.controllerEpoch);
+    if (!epochNode) return undefined;
+    const epoch = ControllerEpochZNode.decode(ZkPaths.controllerEpoch, epochNode.data) + 1;
+    try {
+      const results = await this.store.multi([
+        {
+          type: "create",
+          path: ZkPaths.controller,
+          data: ControllerZNode.encode(brokerId, timestampMs),
+          options: { ephemeral: true },
+        },
+        {
+          type: "set",
+          path: ZkPaths.controllerEpoch,
+          data: ControllerEpochZNode.encode(epoch),
+          version: epochNode.stat.version,
+        },
+      ]);
+      const set = results[1];
+      const epochZkVersion = set.type === "set" ? set.stat.version : epochNode.stat.version + 1;
+      return { epoch, epochZkVersion };
+    } catch (e) {
+      if (isStoreError(e, "NodeExists") || isStoreError(e, "BadVersion")) return undefined;
+      throw e;
+    }
+  }
+
+  /** Every topic's assignment, by name. */
+  async getTopicAssignments(): Promise<Map<string, TopicAssignment>> {
+    const out = new Map<string, TopicAssignment>();
+    const names = await this.store.getChildren(ZkPaths.topics);
+    const nodes = await mapConcurrent(names, MAX_IN_FLIGHT, (t) => this.store.get(ZkPaths.topic(t)));
+    names.forEach((t, i) => {
+      const n = nodes[i];
+      if (n) out.set(t, TopicZNode.decode(ZkPaths.topic(t), n.data));
+    });
+    return out;
+  }
+
+  async getTopicAssignment(topic: string): Promise<TopicAssignment | undefined> {
+    const n = await this.store.get(ZkPaths.topic(topic));
+    return n ? TopicZNode.decode(ZkPaths.topic(topic), n.data) : undefined;
+  }
+
+  /** The state znodes of these partitions (absent ones are left out). */
+  async getPartitionStates(
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Map<string, LeaderIsrAndZkVersion>> {
+    const out = new Map<string, LeaderIsrAndZkVersion>();
+    const nodes = await mapConcurrent(partitions, MAX_IN_FLIGHT, (tp) =>
+      this.store.get(ZkPaths.partitionState(tp.topic, tp.partition)),
+    );
+    partitions.forEach((tp, i) => {
+      const n = nodes[i];
+      if (!n) return;
+      const path = ZkPaths.partitionState(tp.topic, tp.partition);
+      out.set(`${tp.topic}-${tp.partition}`, {
+        leaderAndIsr: TopicPartitionStateZNode.decode(path, n.data),
+        zkVersion: n.stat.version,
+      });
+    });
+    return out;
+  }
+
+  /**
+   * Creates the state znodes of new partitions (and their parents), fenced by the controller epoch.
+   * Returns, per partition, the znode version (0) or the error code name.
+   */
+  async createTopicPartitionStates(
+    states: ReadonlyArray<{ topic: string; partition: number; leaderAndIsr: LeaderAndIsr }>,
+    epochZkVersion: number,
+  ): Promise<Map<string, number | string>> {
+    const out = new Map<string, number | string>();
+    const byTopic = new Map<string, number>();
+    for (const s of states) byTopic.set(s.topic, 1);
+    for (const t of byTopic.keys()) await this.ensureFenced(ZkPaths.partitions(t), epochZkVersion);
+    await mapConcurrent(states, MAX_IN_FLIGHT, async (s) => {
+      const key = `${s.topic}-${s.partition}`;
+      try {
+        await this.ensureFenced(ZkPaths.partition(s.topic, s.partition), epochZkVersion);
+        await this.fencedMulti(epochZkVersion, [
+          {
+            type: "create",
+            path: ZkPaths.partitionState(s.topic, s.partition),
+            data: TopicPartitionStateZNode.encode(s.leaderAndIsr),
+          },
+        ]);
+        out.set(key, 0);
+      } catch (e) {
+        if (e instanceof ControllerMovedError) throw e;
+        if (e instanceof MetadataStoreError) out.set(key, e.code);
+        else throw e;
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Compare-and-set writes of partition states (Kafka's updateLeaderAndIsr). Returns the new znode
+   * version of each written partition; partitions whose version moved on are reported in `failed`.
+   */
+  async updateLeaderAndIsr(
+    updates: ReadonlyArray<{
+      topic: string;
+      partition: number;
+      leaderAndIsr: LeaderAndIsr;
+      zkVersion: number;
+    }>,
+    epochZkVersion: number,
+  ): Promise<{ written: Map<string, number>; failed: Map<string, string> }> {
+    const written = new Map<string, number>();
+    const failed = new Map<string, string>();
+    await mapConcurrent(updates, MAX_IN_FLIGHT, async (u) => {
+      const key = `${u.topic}-${u.partition}`;
+      try {
+        const results = await this.fencedMulti(epochZkVersion, [
+          {
+            type: "set",
+            path: ZkPaths.partitionState(u.topic, u.partition),
+            data: TopicPartitionStateZNode.encode(u.leaderAndIsr),
+            version: u.zkVersion,
+          },
+        ]);
+        const r = results[1];
+        written.set(key, r.type === "set" ? r.stat.version : u.zkVersion + 1);
+      } catch (e) {
+        if (e instanceof ControllerMovedError) throw e;
+        if (e instanceof MetadataStoreError) failed.set(key, e.code);
+        else throw e;
+      }
+    });
+    return { written, failed };
+  }
+
+  /** Runs `ops` after a check that /controller_epoch still has `epochZkVersion`. */
+  async fencedMulti(epochZkVersion: number, ops: readonly Op[]) {
+    try {
+      return await this.store.multi([
+        { type: "check", path: ZkPaths.controllerEpoch, version: epochZkVersion },
+        ...ops,
+      ]);
+    } catch (e) {
+      if (e instanceof MetadataStoreError && e.path === ZkPaths.controllerEpoch) {
+        throw new ControllerMovedError(
+          `Controller epoch zkVersion check fails. Expected zkVersion = ${epochZkVersion}`,
+        );
+      }
+      throw e;
+    }
+  }
+
+  private async ensureFenced(path: string, epochZkVersion: number): Promise<void> {
+    if (await this.store.exists(path)) return;
+    try {
+      await this.fencedMulti(epochZkVersion, [{ type: "create", path, data: Buffer.alloc(0) }]);
+    } catch (e) {
+      if (!isStoreError(e, "NodeExists")) throw e;
+    }
+  }
+}
