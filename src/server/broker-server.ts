@@ -56,6 +56,8 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
+import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
@@ -92,6 +94,8 @@ export class KafkaServer {
   brokerEpoch = -1n;
   metadataCache: MetadataCache | undefined;
   replicaManager: ReplicaManager | undefined;
+  private replicaFetcherManager: ReplicaFetcherManager | undefined;
+  private alterPartitionManager: AlterPartitionManager | undefined;
   groupCoordinator: GroupCoordinator | undefined;
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
@@ -303,7 +307,23 @@ export class KafkaServer {
         ...topicAdminOptionsFrom(config, this.time, this.scheduler),
         staticConfig: new Map([...config.originals, ["broker.id", String(config.brokerId)]]),
       });
-      const controllerRequests = new ControllerRequests(
+      const fetchers = new ReplicaFetcherManager(
+        this.replicaManager,
+        {
+          brokerId: config.brokerId,
+          fetchMaxBytes: config.getInt("replica.fetch.max.bytes"),
+          responseMaxBytes: config.getInt("replica.fetch.response.max.bytes"),
+          maxWaitMs: config.getInt("replica.fetch.wait.max.ms"),
+          minBytes: config.getInt("replica.fetch.min.bytes"),
+          backoffMs: config.getInt("replica.fetch.backoff.ms"),
+          socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
+          brokerEpoch: () => this.brokerEpoch,
+        },
+        (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
+        this.time,
+      );
+      this.replicaFetcherManager = fetchers;
+      const controllerRequests: ControllerRequests = new ControllerRequests(
         config.brokerId,
         () => this.brokerEpoch,
         this.replicaManager,
@@ -313,6 +333,7 @@ export class KafkaServer {
             this.onLeadershipChange(topic, partition, leaderEpoch),
           onResign: (topic, partition) => this.onLeadershipChange(topic, partition, undefined),
         },
+        fetchers,
       );
       const controller = new KafkaController(zk, {
         brokerId: config.brokerId,
@@ -325,6 +346,28 @@ export class KafkaServer {
         registerBroker: () => this.registerBroker(),
       });
       this.controller = controller;
+      const alterPartitionManager = new AlterPartitionManager(
+        config.brokerId,
+        () => this.brokerEpoch,
+        this.replicaManager,
+        {
+          local: () =>
+            controller.isActive
+              ? (id, epoch, items) => controller.alterPartition(id, epoch, items)
+              : undefined,
+          endpoint: () => {
+            const id = cache.controllerId;
+            return id >= 0 ? cache.endpointFor(id, config.interBrokerListenerName) : undefined;
+          },
+        },
+        this.scheduler,
+        config.getLong("replica.lag.time.max.ms"),
+        config.getInt("controller.socket.timeout.ms"),
+      );
+      this.alterPartitionManager = alterPartitionManager;
+      this.replicaManager.followerFetchListener = (p, replicaId) =>
+        alterPartitionManager.onFollowerFetch(p, replicaId);
+      alterPartitionManager.startup();
 
       const services: BrokerServices = {
         brokerId: config.brokerId,
@@ -614,6 +657,9 @@ export class KafkaServer {
     if (tc !== undefined) await step("shutting down the transaction coordinator", () => tc.shutdown());
     const gc = this.groupCoordinator;
     if (gc !== undefined) await step("shutting down the group coordinator", () => gc.shutdown());
+    this.alterPartitionManager?.shutdown();
+    const fetchers = this.replicaFetcherManager;
+    if (fetchers !== undefined) await step("shutting down the replica fetchers", () => fetchers.shutdown());
     const rm = this.replicaManager;
     if (rm !== undefined) await step("shutting down the replica manager", () => rm.shutdown());
     if (socketServer !== undefined) await step("stopping the socket server", () => socketServer.shutdown());

@@ -18,6 +18,7 @@ import type { UpdateMetadataResponse } from "../protocol/generated/messages/Upda
 import type { ControlPlaneReceiver } from "./controller/controller-channel-manager.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { PartitionState } from "./metadata/partition-state.js";
+import type { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import type { ReplicaManager } from "./replication/replica-manager.js";
 
 /** Leadership changes of this broker, for the coordinators (Kafka's onLeadershipChange). */
@@ -33,6 +34,8 @@ export class ControllerRequests implements ControlPlaneReceiver {
   private readonly log: Logger;
   /** The newest controller epoch seen (Kafka's ReplicaManager.controllerEpoch). */
   controllerEpoch = 0;
+  /** Leaders' endpoints as the last LeaderAndIsr gave them (before UpdateMetadata tells the cache). */
+  private readonly leaderEndpoints = new Map<number, { host: string; port: number }>();
 
   constructor(
     private readonly brokerId: number,
@@ -41,6 +44,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
     private readonly replicaManager: ReplicaManager,
     private readonly cache: MetadataCache,
     private readonly leadership: LeadershipListener,
+    private readonly fetchers?: ReplicaFetcherManager,
   ) {
     this.log = new Logger("state.change.logger", `Broker id=${brokerId}`);
   }
@@ -110,17 +114,41 @@ export class ControllerRequests implements ControlPlaneReceiver {
     const mine = states.filter((s) => s.replicas.includes(this.brokerId));
     // Topic configs first: a log created for a new topic gets its overrides.
     await this.cache.loadTopicConfigs([...new Set(mine.map((s) => s.topic))]);
+    for (const l of request.liveLeaders)
+      this.leaderEndpoints.set(l.brokerId, { host: l.hostName, port: l.port });
     const results = this.replicaManager.becomeLeaderOrFollower(mine);
+    const led: Array<{ topic: string; partition: number }> = [];
+    const followed: Array<{
+      topicPartition: { topic: string; partition: number };
+      leaderId: number;
+      leaderEpoch: number;
+    }> = [];
     for (const s of mine) {
       const r = results.get(`${s.topic}-${s.partition}`);
       if (r !== undefined && r.errorCode !== ErrorCode.NONE) continue;
-      if (s.leader === this.brokerId) this.leadership.onBecomeLeader(s.topic, s.partition, s.leaderEpoch);
-      else this.leadership.onResign(s.topic, s.partition);
+      if (s.leader === this.brokerId) {
+        led.push({ topic: s.topic, partition: s.partition });
+        this.leadership.onBecomeLeader(s.topic, s.partition, s.leaderEpoch);
+      } else {
+        followed.push({
+          topicPartition: { topic: s.topic, partition: s.partition },
+          leaderId: s.leader,
+          leaderEpoch: s.leaderEpoch,
+        });
+        this.leadership.onResign(s.topic, s.partition);
+      }
     }
+    this.fetchers?.removeFetcherForPartitions(led);
+    this.fetchers?.addFetcherForPartitions(followed);
     return respond((s) => {
       if (!s.replicas.includes(this.brokerId)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       return results.get(`${s.topic}-${s.partition}`)?.errorCode ?? ErrorCode.NONE;
     });
+  }
+
+  /** A leader's endpoint on `listenerName`: from the metadata cache, else from the last LeaderAndIsr. */
+  leaderEndpoint(brokerId: number, listenerName: string): { host: string; port: number } | undefined {
+    return this.cache.endpointFor(brokerId, listenerName) ?? this.leaderEndpoints.get(brokerId);
   }
 
   async updateMetadata(request: UpdateMetadataRequest): Promise<UpdateMetadataResponse> {
@@ -187,6 +215,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
       [toDelete, true],
     ] as const) {
       if (group.length === 0) continue;
+      this.fetchers?.removeFetcherForPartitions(group);
       const r = this.replicaManager.stopReplicas(group, del);
       for (const p of group) {
         errors.push({

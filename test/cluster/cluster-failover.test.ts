@@ -39,8 +39,11 @@ test("SIGTERM of a broker moves leadership to the next in-sync replica; it rejoi
       await c.createTopic(TOPIC, 4, 4);
 
       // Every partition has a leader, 4 replicas, and all 4 in the ISR.
-      const before = await c.waitForDescribe(TOPIC, "4 partitions, each led and fully in sync", 20_000, (ps) =>
-        ps.length === 4 && ps.every((p) => p.leader >= 0 && p.isr.length === 4),
+      const before = await c.waitForDescribe(
+        TOPIC,
+        "4 partitions, each led and fully in sync",
+        20_000,
+        (ps) => ps.length === 4 && ps.every((p) => p.leader >= 0 && p.isr.length === 4),
       );
       for (const p of before) {
         assert.equal(p.replicas.length, 4, formatDescribe(before));
@@ -60,8 +63,7 @@ test("SIGTERM of a broker moves leadership to the next in-sync replica; it rejoi
       // broker leads one here; pick the leader of partition 0). Not the controller, so this is a controlled
       // shutdown handled by a controller that stays.
       const controller = await c.controllerId();
-      const victim =
-        before.map((p) => p.leader).find((l) => l !== controller) ?? before[0].leader;
+      const victim = before.map((p) => p.leader).find((l) => l !== controller) ?? before[0].leader;
       const led = before.filter((p) => p.leader === victim).map((p) => p.partition);
       assert.ok(led.length > 0);
       const code = await c.stopBroker(victim, "SIGTERM");
@@ -84,7 +86,11 @@ test("SIGTERM of a broker moves leadership to the next in-sync replica; it rejoi
         assert.ok(!p.isr.includes(victim), show);
         assert.notEqual(p.leader, victim, show);
         if (led.includes(p.partition)) {
-          assert.equal(p.leader, expectedLeader(was.replicas, was.isr, victim), `partition ${p.partition}\n${show}`);
+          assert.equal(
+            p.leader,
+            expectedLeader(was.replicas, was.isr, victim),
+            `partition ${p.partition}\n${show}`,
+          );
         } else {
           assert.equal(p.leader, was.leader, `leader of partition ${p.partition} moved needlessly\n${show}`);
         }
@@ -101,7 +107,11 @@ test("SIGTERM of a broker moves leadership to the next in-sync replica; it rejoi
         const was = statesBefore.get(p.partition)!;
         assert.ok(st, `no state znode for ${TOPIC}-${p.partition}`);
         assert.equal(st.leader, p.leader, `znode leader of ${p.partition}: ${JSON.stringify(st)}\n${show}`);
-        assert.deepEqual([...st.isr].sort(), [...p.isr].sort(), `znode isr of ${p.partition}: ${JSON.stringify(st)}`);
+        assert.deepEqual(
+          [...st.isr].sort(),
+          [...p.isr].sort(),
+          `znode isr of ${p.partition}: ${JSON.stringify(st)}`,
+        );
         assert.ok(!st.isr.includes(victim), JSON.stringify(st));
         if (led.includes(p.partition)) {
           assert.ok(

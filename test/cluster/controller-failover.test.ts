@@ -42,7 +42,8 @@ test("SIGKILL of the controller: a new controller within the session timeout, ev
       assert.equal(controllerZnode?.version, 2, JSON.stringify(controllerZnode));
       assert.equal(controllerZnode?.brokerid, old, JSON.stringify(controllerZnode));
       const statesBefore = new Map<number, number>();
-      for (const p of replicated) statesBefore.set(p.partition, (await c.partitionState("replicated", p.partition))!.leader_epoch);
+      for (const p of replicated)
+        statesBefore.set(p.partition, (await c.partitionState("replicated", p.partition))!.leader_epoch);
 
       const killedAt = Date.now();
       await c.stopBroker(old, "SIGKILL");
@@ -90,7 +91,11 @@ test("SIGKILL of the controller: a new controller within the session timeout, ev
           // follower fetchers of issue 17, so that is not asserted here.
           assert.ok(!p.isr.includes(old), `the dead broker is still in the ISR of ${p.partition}\n${show}`);
           assert.ok(st!.leader_epoch > statesBefore.get(p.partition)!, `${JSON.stringify(st)}`);
-          assert.equal(st!.controller_epoch, epochAfter, `partition state written by the new controller: ${JSON.stringify(st)}`);
+          assert.equal(
+            st!.controller_epoch,
+            epochAfter,
+            `partition state written by the new controller: ${JSON.stringify(st)}`,
+          );
         }
       }
       const singleAfter = await c.describe("single", via);
@@ -111,9 +116,15 @@ test("SIGKILL of the controller: a new controller within the session timeout, ev
       assert.equal(await c.controllerId(), next);
       assert.equal(await c.controllerEpoch(), epochAfter);
       const md = await c.metadata(old);
-      assert.equal(md.controllerId, next, `the restarted broker's Metadata names controller ${md.controllerId}`);
+      assert.equal(
+        md.controllerId,
+        next,
+        `the restarted broker's Metadata names controller ${md.controllerId}`,
+      );
       // Its single-replica partition has its only replica back and is led again.
-      await c.waitForDescribe("single", "every partition led again", 15_000, (ps) => ps.every((p) => p.leader >= 0));
+      await c.waitForDescribe("single", "every partition led again", 15_000, (ps) =>
+        ps.every((p) => p.leader >= 0),
+      );
     },
   );
 });

@@ -7,7 +7,12 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { ClusterHarness, formatDescribe, SESSION_TIMEOUT_MS, withLogTails } from "../support/cluster-harness.js";
+import {
+  ClusterHarness,
+  formatDescribe,
+  SESSION_TIMEOUT_MS,
+  withLogTails,
+} from "../support/cluster-harness.js";
 
 const TOPIC = "expiry";
 let cluster: ClusterHarness | undefined;
@@ -43,7 +48,10 @@ test("a broker whose session expired (SIGSTOP past the timeout, SIGCONT) registe
       await c.waitFor(`/brokers/ids/${id} removed by the session expiry`, EXPIRY_BOUND_MS, async () =>
         (await c.stat(`/brokers/ids/${id}`)) === undefined ? true : undefined,
       );
-      assert.ok(Date.now() - frozenAt >= SESSION_TIMEOUT_MS - 1000, "the registration went before the session timeout");
+      assert.ok(
+        Date.now() - frozenAt >= SESSION_TIMEOUT_MS - 1000,
+        "the registration went before the session timeout",
+      );
       await c.waitForMetadataBrokers(
         c.brokers.map((_, i) => i).filter((i) => i !== id),
         10_000,
@@ -72,7 +80,10 @@ test("a broker whose session expired (SIGSTOP past the timeout, SIGCONT) registe
       const parts = await c.describe(TOPIC, c.broker(other).bootstrap);
       for (const p of parts) {
         assert.ok(p.replicas.includes(id), formatDescribe(parts));
-        assert.ok(p.leader >= 0 && p.leader !== id, `${formatDescribe(whileGone)}\n→\n${formatDescribe(parts)}`);
+        assert.ok(
+          p.leader >= 0 && p.leader !== id,
+          `${formatDescribe(whileGone)}\n→\n${formatDescribe(parts)}`,
+        );
       }
       assert.equal(await c.controllerId(), controller, "the controller changed although it was not frozen");
       // The resumed broker answers requests again.
@@ -98,8 +109,13 @@ test("a frozen controller loses the controllership and, resumed, resigns; there 
       assert.ok(epochAfter > epochBefore, `/controller_epoch ${epochBefore} → ${epochAfter}`);
       // The new controller moved leadership off the frozen broker.
       const survivor = c.broker(next).bootstrap;
-      await c.waitForDescribe(TOPIC, `broker ${old} leading nothing`, 10_000, (ps) =>
-        ps.every((p) => p.leader >= 0 && p.leader !== old), survivor);
+      await c.waitForDescribe(
+        TOPIC,
+        `broker ${old} leading nothing`,
+        10_000,
+        (ps) => ps.every((p) => p.leader >= 0 && p.leader !== old),
+        survivor,
+      );
 
       c.resumeBroker(old);
       await c.waitFor(`broker ${old} says it resigned`, 15_000, async () =>

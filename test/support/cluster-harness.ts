@@ -11,9 +11,11 @@
 // `logTails()` gives the last lines of every broker and ZooKeeper server; `withLogTails` wraps a test
 // body so a failure prints them. Every wait is bounded.
 
+import { Apis } from "../../src/protocol/generated/api-table.js";
+import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
+import { WireClient } from "../server/wire-client.js";
 import {
   BrokerHarness,
-  withDeadline as withTimeout,
   type CommandResult,
   describeResult,
   freePort,
@@ -21,10 +23,8 @@ import {
   sleep,
   tributaryArgv,
   waitFor,
+  withDeadline as withTimeout,
 } from "./broker-harness.js";
-import { Apis } from "../../src/protocol/generated/api-table.js";
-import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
-import { WireClient } from "../server/wire-client.js";
 import { ZooKeeperHarness } from "./zookeeper-harness.js";
 
 export { sleep, waitFor };
@@ -360,10 +360,14 @@ export class ClusterHarness {
 
   /** Waits until /controller names a broker (other than those in `not`); its id. */
   waitForController(ms = 20_000, not: readonly number[] = []): Promise<number> {
-    return this.waitFor(`a controller${not.length > 0 ? ` other than ${not.join(",")}` : ""}`, ms, async () => {
-      const id = await this.controllerId();
-      return id !== undefined && id >= 0 && !not.includes(id) ? id : undefined;
-    });
+    return this.waitFor(
+      `a controller${not.length > 0 ? ` other than ${not.join(",")}` : ""}`,
+      ms,
+      async () => {
+        const id = await this.controllerId();
+        return id !== undefined && id >= 0 && !not.includes(id) ? id : undefined;
+      },
+    );
   }
 
   /**
@@ -410,7 +414,10 @@ export class ClusterHarness {
         timeoutMs,
         client.request(Apis.Metadata, 7, { ...defaultMetadataRequest(), topics: [] }),
       );
-      return { brokers: res.brokers.map((b) => b.nodeId).sort((a, b) => a - b), controllerId: res.controllerId };
+      return {
+        brokers: res.brokers.map((b) => b.nodeId).sort((a, b) => a - b),
+        controllerId: res.controllerId,
+      };
     } finally {
       client.socket.destroy();
     }
@@ -459,7 +466,8 @@ export async function withLogTails<T>(
   try {
     const result = await body();
     const c = cluster();
-    if (c && process.env.CLUSTER_TEST_LOGS) process.stderr.write(`\n===== cluster logs =====\n${c.logTails()}\n`);
+    if (c && process.env.CLUSTER_TEST_LOGS)
+      process.stderr.write(`\n===== cluster logs =====\n${c.logTails()}\n`);
     return result;
   } catch (e) {
     const c = cluster();
@@ -473,8 +481,9 @@ export function parseDescribe(stdout: string): PartitionDescription[] {
   const out: PartitionDescription[] = [];
   const ids = (s: string): number[] => (s.trim() === "" ? [] : s.split(",").map((x) => Number(x.trim())));
   for (const line of stdout.split("\n")) {
-    const m =
-      /^\s*Topic: (\S+)\s+Partition: (\d+)\s+Leader: (\S+)\s+Replicas: ([\d,]*)\s+Isr: ([\d,]*)/.exec(line);
+    const m = /^\s*Topic: (\S+)\s+Partition: (\d+)\s+Leader: (\S+)\s+Replicas: ([\d,]*)\s+Isr: ([\d,]*)/.exec(
+      line,
+    );
     if (!m) continue;
     out.push({
       topic: m[1],
@@ -503,7 +512,9 @@ function shellPayload(stdout: string): string[] {
   const lines = stdout.split("\n");
   let i = lines.findIndex((l) => l.startsWith("WatchedEvent state:SyncConnected"));
   i = i < 0 ? 0 : i + 1;
-  return lines.slice(i).filter((l) => l.trim() !== "" && !l.startsWith("WATCHER::") && !l.startsWith("WatchedEvent"));
+  return lines
+    .slice(i)
+    .filter((l) => l.trim() !== "" && !l.startsWith("WATCHER::") && !l.startsWith("WatchedEvent"));
 }
 
 function tail(text: string, lines: number): string {

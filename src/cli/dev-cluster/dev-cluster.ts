@@ -407,7 +407,7 @@ export class DevCluster {
       startedAt: number,
       expected: (s: ExitStatus) => boolean,
     ): void => {
-      const secs = ((Date.now() - startedAt) / 1000).toFixed(1);
+      const secs = ((Date.now() - startedAt) / 1000).toFixed(2);
       if (r.killed) {
         clean = false;
         this.print(`${name} did not stop within ${stopTimeoutMs / 1000} s; killed it`);
@@ -429,7 +429,7 @@ export class DevCluster {
       }
       if (running.length === 1 && !quiet && !this.killed && this.brokers.length > 1)
         this.print(
-          `Broker ${next.id} is the last: it has nobody to hand its leaderships to, so its controlled shutdown retries (controlled.shutdown.max.retries, controlled.shutdown.retry.backoff.ms) before it stops`,
+          `Broker ${next.id} is the last: the replicated partitions it leads have nowhere to move, so its controlled shutdown retries (controlled.shutdown.max.retries × controlled.shutdown.retry.backoff.ms) before it stops`,
         );
       const t0 = Date.now();
       report(

@@ -13,7 +13,8 @@ import { SerialEventQueue } from "../../common/serial-event-queue.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
-import { ConfigEntityZNode, ControllerZNode, ZkPaths } from "../metadata/zk-data.js";
+import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
+import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
 import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
@@ -261,6 +262,21 @@ export class KafkaController {
         batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(tp.topic, tp.partition), tp, false);
     }
     await this.psm.triggerOnlinePartitionStateChange();
+    // Replicas on brokers that are not alive leave the ISRs (Kafka's replica state machine startup: OfflineReplica).
+    const deadInIsr = new Map<number, TopicPartitionKey[]>();
+    for (const tp of all) {
+      if (ctx.topicsToBeDeleted.has(tp.topic)) continue;
+      for (const r of ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.isr ?? []) {
+        if (ctx.isLive(r)) continue;
+        let l = deadInIsr.get(r);
+        if (!l) {
+          l = [];
+          deadInIsr.set(r, l);
+        }
+        l.push(tp);
+      }
+    }
+    for (const [id, parts] of deadInIsr) await this.psm.removeReplicaFromIsr(id, parts);
     this.sendBatch();
     await this.onTopicDeletion(queued);
   }
@@ -470,6 +486,106 @@ export class KafkaController {
     this.log.info(`Starting topic deletion for topics ${toDelete.join(",")}`);
     await this.deletion!.enqueueTopicsForDeletion(toDelete);
     this.sendBatch();
+  }
+
+  // ---- ISR changes from leaders ----
+
+  /**
+   * Kafka's processAlterPartition (ZooKeeper mode): a leader's new ISR, accepted when its leader epoch and
+   * partition epoch (the state znode's version) are current and every new member is alive; written with
+   * the same leader epoch (compare-and-set), then every broker gets UpdateMetadata.
+   */
+  alterPartition(
+    brokerId: number,
+    brokerEpoch: bigint,
+    items: AlterPartitionItem[],
+  ): Promise<AlterPartitionResult[]> {
+    return new Promise((resolve) => {
+      const fail = (code: number): AlterPartitionResult[] =>
+        items.map((i) => ({ ...i, errorCode: code, leaderEpoch: -1, isr: [], partitionEpoch: -1 }));
+      void this.put("AlterPartitionReceived", async () => {
+        resolve(await this.doAlterPartition(brokerId, brokerEpoch, items, fail));
+      }).then(() => resolve(fail(ErrorCode.NOT_CONTROLLER)));
+    });
+  }
+
+  private async doAlterPartition(
+    brokerId: number,
+    brokerEpoch: bigint,
+    items: AlterPartitionItem[],
+    fail: (code: number) => AlterPartitionResult[],
+  ): Promise<AlterPartitionResult[]> {
+    if (!this.active) return fail(ErrorCode.NOT_CONTROLLER);
+    const ctx = this.context;
+    const live = ctx.liveBrokers.get(brokerId);
+    if (live === undefined || (brokerEpoch !== -1n && brokerEpoch < live.epoch))
+      return fail(ErrorCode.STALE_BROKER_EPOCH);
+    const results: AlterPartitionResult[] = [];
+    const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
+    for (const i of items) {
+      const k = tpKey(i.topic, i.partition);
+      const cur = ctx.leadership.get(k);
+      const reply = (errorCode: number): void => {
+        results.push({
+          topic: i.topic,
+          partition: i.partition,
+          errorCode,
+          leaderEpoch: cur?.leaderAndIsr.leaderEpoch ?? -1,
+          isr: cur ? [...cur.leaderAndIsr.isr] : [],
+          partitionEpoch: cur?.zkVersion ?? -1,
+        });
+      };
+      if (cur === undefined || ctx.topicsToBeDeleted.has(i.topic))
+        reply(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      else if (cur.leaderAndIsr.leader !== brokerId) reply(ErrorCode.INVALID_REQUEST);
+      else if (i.leaderEpoch < cur.leaderAndIsr.leaderEpoch) reply(ErrorCode.FENCED_LEADER_EPOCH);
+      else if (i.partitionEpoch !== cur.zkVersion) reply(ErrorCode.INVALID_UPDATE_VERSION);
+      else if (i.newIsr.some((r) => !ctx.isLiveAndNotShuttingDown(r) && r !== brokerId))
+        reply(ErrorCode.INELIGIBLE_REPLICA);
+      else
+        updates.push({
+          topic: i.topic,
+          partition: i.partition,
+          leaderAndIsr: { ...cur.leaderAndIsr, isr: [...i.newIsr], controllerEpoch: ctx.epoch },
+          zkVersion: cur.zkVersion,
+        });
+    }
+    if (updates.length > 0) {
+      const { written, failed } = await this.zk.updateLeaderAndIsr(updates, ctx.epochZkVersion);
+      for (const u of updates) {
+        const k = tpKey(u.topic, u.partition);
+        const v = written.get(k);
+        if (v === undefined) {
+          results.push({
+            topic: u.topic,
+            partition: u.partition,
+            errorCode:
+              failed.get(k) === "BadVersion"
+                ? ErrorCode.INVALID_UPDATE_VERSION
+                : ErrorCode.UNKNOWN_SERVER_ERROR,
+            leaderEpoch: -1,
+            isr: [],
+            partitionEpoch: -1,
+          });
+          continue;
+        }
+        ctx.leadership.set(k, { leaderAndIsr: u.leaderAndIsr, zkVersion: v });
+        this.log.info(
+          `ISR of ${k} changed to [${u.leaderAndIsr.isr.join(",")}] by leader ${brokerId} (partition epoch ${v})`,
+        );
+        results.push({
+          topic: u.topic,
+          partition: u.partition,
+          errorCode: ErrorCode.NONE,
+          leaderEpoch: u.leaderAndIsr.leaderEpoch,
+          isr: [...u.leaderAndIsr.isr],
+          partitionEpoch: v,
+        });
+      }
+      this.batch?.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), updates);
+      this.sendBatch();
+    }
+    return results;
   }
 
   // ---- controlled shutdown ----

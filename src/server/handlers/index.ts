@@ -52,6 +52,7 @@ import { createPartitionsHandler } from "./37-create-partitions.js";
 import { deleteGroupsHandler } from "./42-delete-groups.js";
 import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
+import { alterPartitionHandler } from "./56-alter-partition.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
 import { describeProducersHandler } from "./61-describe-producers.js";
 import { describeTransactionsHandler } from "./65-describe-transactions.js";
@@ -152,6 +153,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,
   describeTransactionsHandler,

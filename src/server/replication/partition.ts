@@ -355,6 +355,48 @@ export class Partition {
     return false;
   }
 
+  /**
+   * Kafka's maybeExpandIsr check: the ISR this leader should propose when `replicaId` (not in the ISR) has
+   * caught up to the high watermark and to the start of this leader epoch; undefined when nothing to do.
+   */
+  isrExpansion(replicaId: number): number[] | undefined {
+    const log = this._log;
+    const r = this.remoteReplicas.get(replicaId);
+    if (!this.isLeader || log === undefined || r === undefined || this._isr.includes(replicaId))
+      return undefined;
+    if (r.logEndOffset < log.highWatermark) return undefined;
+    if (this.leaderEpochStartOffset !== undefined && r.logEndOffset < this.leaderEpochStartOffset)
+      return undefined;
+    return [...this._isr, replicaId];
+  }
+
+  /**
+   * Kafka's maybeShrinkIsr check: the ISR without the followers that have not caught up to the leader's
+   * log end offset for `lagTimeMaxMs` (replica.lag.time.max.ms); undefined when every member is in time.
+   */
+  isrShrink(lagTimeMaxMs: number): number[] | undefined {
+    const log = this._log;
+    if (!this.isLeader || log === undefined) return undefined;
+    const now = this.time.milliseconds();
+    const out = this._isr.filter((id) => {
+      if (id === this.localBrokerId) return true;
+      const r = this.remoteReplicas.get(id);
+      if (r === undefined) return false;
+      return r.logEndOffset >= log.logEndOffset || now - r.lastCaughtUpTimeMs <= lagTimeMaxMs;
+    });
+    return out.length < this._isr.length ? out : undefined;
+  }
+
+  /** The controller accepted an ISR change (AlterPartition): the new ISR and partition epoch. */
+  applyIsrUpdate(leaderEpoch: number, isr: readonly number[], partitionEpoch: number): boolean {
+    if (!this.isLeader || leaderEpoch !== this._leaderEpoch || partitionEpoch <= this._zkVersion)
+      return false;
+    this._isr = [...isr];
+    this._zkVersion = partitionEpoch;
+    this.maybeIncrementLeaderHW();
+    return true;
+  }
+
   /** A follower fetched from fetchOffset: its LEO is that offset (Kafka's updateFollowerFetchState). */
   updateFollowerFetchState(replicaId: number, fetchOffset: bigint, followerLogStartOffset: bigint): boolean {
     const r = this.remoteReplicas.get(replicaId);

@@ -107,6 +107,8 @@ export class ReplicaManager {
   private hwCheckpointTask: ScheduledTask | undefined;
   private stopped = false;
   private readonly txnMarkerListeners: TxnMarkerListener[] = [];
+  /** Told of every follower fetch of a partition this broker leads (the AlterPartitionManager's ISR expansion). */
+  followerFetchListener: ((partition: Partition, replicaId: number) => void) | undefined;
 
   constructor(
     readonly brokerId: number,
@@ -468,6 +470,7 @@ export class ReplicaManager {
         if (params.replicaId >= 0 && partition.isLeader) {
           if (partition.updateFollowerFetchState(params.replicaId, info.fetchOffset, info.logStartOffset))
             this.delayedProducePurgatory.checkAndComplete(partition.key);
+          this.followerFetchListener?.(partition, params.replicaId);
         }
         out.push({
           topicPartition: tp,

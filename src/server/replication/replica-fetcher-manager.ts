@@ -1,0 +1,111 @@
+// ReplicaFetcherManager: the follower side of replication on one broker (Kafka's ReplicaFetcherManager /
+// AbstractFetcherManager). One ReplicaFetcherThread per leader broker (num.replica.fetchers = 1 for now);
+// LeaderAndIsr adds the partitions this broker follows (starting at their log end offset, after
+// truncating to the high watermark) and removes those it now leads; StopReplica removes them too.
+
+import { Logger } from "../../common/logger.js";
+import type { Time } from "../../common/time.js";
+import type { TopicPartition } from "../../common/topic-partition.js";
+import { type ReplicaFetcherConfig, ReplicaFetcherThread } from "./replica-fetcher-thread.js";
+import type { ReplicaManager } from "./replica-manager.js";
+
+export interface FollowedPartition {
+  readonly topicPartition: TopicPartition;
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+}
+
+export class ReplicaFetcherManager {
+  private readonly threads = new Map<number, ReplicaFetcherThread>();
+  /** partition key → leader id it is fetched from */
+  private readonly leaderOf = new Map<string, number>();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly replicaManager: ReplicaManager,
+    private readonly config: ReplicaFetcherConfig,
+    /** The leader broker's endpoint on the inter-broker listener. */
+    private readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
+    private readonly time: Time,
+  ) {
+    this.log = new Logger(
+      "kafka.server.ReplicaFetcherManager",
+      `ReplicaFetcherManager on broker ${config.brokerId}`,
+    );
+  }
+
+  /**
+   * Starts fetching these partitions from their leaders. Each follower log is first truncated to its high
+   * watermark (what the leader is known to have; truncation by leader epoch comes with issue 17).
+   */
+  addFetcherForPartitions(partitions: readonly FollowedPartition[]): void {
+    const byLeader = new Map<number, FollowedPartition[]>();
+    for (const p of partitions) {
+      this.removeFetcherForPartitions([p.topicPartition]);
+      if (p.leaderId < 0) continue;
+      let l = byLeader.get(p.leaderId);
+      if (!l) {
+        l = [];
+        byLeader.set(p.leaderId, l);
+      }
+      l.push(p);
+    }
+    for (const [leaderId, list] of byLeader) {
+      let t = this.threads.get(leaderId);
+      if (t === undefined) {
+        t = new ReplicaFetcherThread(
+          leaderId,
+          () => this.endpointOf(leaderId),
+          this.replicaManager,
+          this.config,
+          this.time,
+          this.log.withContext(
+            `ReplicaFetcher replicaId=${this.config.brokerId}, leaderId=${leaderId}, fetcherId=0`,
+          ),
+        );
+        this.threads.set(leaderId, t);
+      }
+      const states = [];
+      for (const p of list) {
+        const log = this.replicaManager.getPartition(p.topicPartition)?.log;
+        if (log === undefined) continue;
+        if (log.logEndOffset > log.highWatermark) log.truncateTo(log.highWatermark);
+        states.push({
+          topicPartition: p.topicPartition,
+          fetchOffset: log.logEndOffset,
+          currentLeaderEpoch: p.leaderEpoch,
+          delayedUntilMs: 0,
+        });
+        this.leaderOf.set(`${p.topicPartition.topic}-${p.topicPartition.partition}`, leaderId);
+      }
+      if (states.length > 0) {
+        this.log.info(
+          `Added fetcher to broker ${leaderId} for partitions ${states.map((s) => `${s.topicPartition.topic}-${s.topicPartition.partition} (offset ${s.fetchOffset})`).join(", ")}`,
+        );
+        t.addPartitions(states);
+      }
+    }
+  }
+
+  removeFetcherForPartitions(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) {
+      const key = `${tp.topic}-${tp.partition}`;
+      const leaderId = this.leaderOf.get(key);
+      if (leaderId === undefined) continue;
+      this.leaderOf.delete(key);
+      const t = this.threads.get(leaderId);
+      if (t === undefined) continue;
+      t.removePartitions([tp]);
+      if (t.partitionCount === 0) {
+        t.shutdown();
+        this.threads.delete(leaderId);
+      }
+    }
+  }
+
+  shutdown(): void {
+    for (const t of this.threads.values()) t.shutdown();
+    this.threads.clear();
+    this.leaderOf.clear();
+  }
+}
