@@ -199,7 +199,8 @@ export class KafkaServer {
 
       // Logs are loaded (and recovered) before the broker registers, as Kafka does.
       this._logManager = new LogManager(config.logManagerConfig(clusterId), this.time, this.scheduler);
-      this._logManager.startup();
+      // Sliced: the ZooKeeper session (already open) and the sockets stay served while logs load.
+      await this._logManager.startupSliced();
       this._logManager.startTasks();
 
       const cache = new MetadataCache(store, { brokerId: config.brokerId });

@@ -118,8 +118,32 @@ export class LogManager {
     this._defaultLogConfig = config.defaultLogConfig;
   }
 
-  /** Loads every partition log found in the log dirs and checks meta.properties. */
+  /** Loads every partition log found in the log dirs and checks meta.properties (in one go). */
   startup(): void {
+    for (const _ of this.loadAll()) {
+      // each step is one log
+    }
+    this.afterLoad();
+  }
+
+  /**
+   * The same as startup(), but hands the event loop back every `sliceMs` of loading, so a broker's
+   * ZooKeeper session, sockets and timers keep running while thousands of logs load and recover (Kafka
+   * loads them on a thread pool; one JavaScript thread takes turns instead).
+   */
+  async startupSliced(sliceMs = 20): Promise<void> {
+    let sliceStart = this.time.milliseconds();
+    for (const _ of this.loadAll()) {
+      if (this.time.milliseconds() - sliceStart >= sliceMs) {
+        await new Promise<void>((r) => setImmediate(r));
+        sliceStart = this.time.milliseconds();
+      }
+    }
+    this.afterLoad();
+  }
+
+  /** Loads the log dirs, one step per log opened. */
+  private *loadAll(): Generator<void> {
     for (const dir of this.config.logDirs) {
       try {
         mkdirSync(dir, { recursive: true });
@@ -127,12 +151,15 @@ export class LogManager {
         const clean = hasCleanShutdownMarker(dir);
         this.cleanShutdown.set(dir, clean);
         if (clean) deleteCleanShutdownMarker(dir);
-        this.loadLogsIn(dir, clean);
+        yield* this.loadLogsIn(dir, clean);
       } catch (e) {
         if (!isStorageError(e)) throw e;
         this.markLogDirOffline(dir, e as Error);
       }
     }
+  }
+
+  private afterLoad(): void {
     if (this.failedDirs.size === this.config.logDirs.length) {
       throw new Error(
         `Shutdown broker because all log dirs in ${this.config.logDirs.join(", ")} have failed`,
@@ -242,7 +269,7 @@ export class LogManager {
     }
   }
 
-  private loadLogsIn(dir: string, hadCleanShutdown: boolean): void {
+  private *loadLogsIn(dir: string, hadCleanShutdown: boolean): Generator<void> {
     const recoveryPoints = this.readCheckpoint(dir, RECOVERY_POINT_CHECKPOINT);
     const logStartOffsets = this.readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -273,6 +300,7 @@ export class LogManager {
         continue;
       }
       this.logs.set(key, { log, dir });
+      yield;
     }
     this.logger.info(`Loaded ${this.logs.size} logs from ${dir} (clean shutdown: ${hadCleanShutdown})`);
   }

@@ -8,10 +8,11 @@
 // that message at the acknowledged offset (kcat reports no offsets: there, every line written after the
 // exit must be in the new leader's log). The new leader's log is read with `tributary dump-log`.
 //
-// Nothing is read back through a consumer, and the producers use acks=1: until followers fetch
-// (issue 17) the high watermark of a partition with an ISR of more than one does not move (a consumer
-// would see nothing, acks=all would time out), and what the old leader acknowledged is not in the new
-// leader's log, so messages acknowledged before the change are not checked either.
+// The test does not depend on follower replication (issue 17), so nothing is read back through a
+// consumer and the producers use acks=1: without followers fetching, the high watermark of a partition
+// with an ISR of more than one does not move (a consumer would see nothing, acks=all would time out), and
+// what the old leader acknowledged need not be in the new leader's log, so messages acknowledged before
+// the change are not checked.
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -164,13 +165,17 @@ function startDriver(
 }
 
 /**
- * kcat -P fed one line per PACE_MS on stdin. kcat reports no per-message acknowledgements: its exit status
- * (1 when a message was not delivered) and its "Delivery failed" lines are the report; `acks` counts lines
- * written.
+ * kcat -P fed one line per PACE_MS on stdin. kcat reads its input in blocks of 1 KiB (fread), so each line
+ * is padded to that size to be produced as soon as it is written. kcat reports no per-message
+ * acknowledgements: its exit status (1 when a message was not delivered) and its "Delivery failed" lines
+ * are the report; `acks` counts lines written.
  */
 function startKcat(bootstrap: string, topic: string): RunningProducer {
   const sent: Array<[string, number]> = [];
-  const values = Array.from({ length: N }, (_, i) => `${topic}-${String(i).padStart(4, "0")}`);
+  const values = Array.from({ length: N }, (_, i) => {
+    const v = `${topic}-${String(i).padStart(4, "0")}-`;
+    return v.padEnd(1023, "x");
+  });
   const inner = startDriver(
     "kcat",
     topic,

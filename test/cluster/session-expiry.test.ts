@@ -5,10 +5,11 @@
 // lose the controllership to another broker and, resumed, resign instead of acting as a second one.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { after, afterEach, before, test } from "node:test";
 
 import {
   ClusterHarness,
+  electionViolations,
   formatDescribe,
   SESSION_TIMEOUT_MS,
   withLogTails,
@@ -21,6 +22,11 @@ before(async () => {
   cluster = await ClusterHarness.start({ brokers: 3, name: "session-expiry" });
   await cluster.createTopic(TOPIC, 3, 3);
   await cluster.waitForDescribe(TOPIC, "every partition led", 20_000, (ps) => ps.every((p) => p.leader >= 0));
+});
+
+afterEach(() => {
+  // A test that failed while a broker was frozen must not leave it frozen for the next one.
+  cluster?.resumeSuspended();
 });
 
 after(async () => {
@@ -48,10 +54,9 @@ test("a broker whose session expired (SIGSTOP past the timeout, SIGCONT) registe
       await c.waitFor(`/brokers/ids/${id} removed by the session expiry`, EXPIRY_BOUND_MS, async () =>
         (await c.stat(`/brokers/ids/${id}`)) === undefined ? true : undefined,
       );
-      assert.ok(
-        Date.now() - frozenAt >= SESSION_TIMEOUT_MS - 1000,
-        "the registration went before the session timeout",
-      );
+      // Not much before the timeout: ZooKeeper counts it from the broker's last ping (every third of it).
+      const gone = Date.now() - frozenAt;
+      assert.ok(gone >= SESSION_TIMEOUT_MS / 2, `the registration went ${gone} ms after the freeze`);
       await c.waitForMetadataBrokers(
         c.brokers.map((_, i) => i).filter((i) => i !== id),
         10_000,
@@ -59,9 +64,9 @@ test("a broker whose session expired (SIGSTOP past the timeout, SIGCONT) registe
       );
       const whileGone = await c.waitForDescribe(
         TOPIC,
-        `broker ${id} leading nothing while frozen`,
+        `broker ${id} leading nothing while frozen, every partition with a live ISR member led`,
         10_000,
-        (ps) => ps.every((p) => p.leader >= 0 && p.leader !== id),
+        (ps) => electionViolations(ps, [controller, other]).length === 0,
         c.broker(other).bootstrap,
       );
 
@@ -75,15 +80,19 @@ test("a broker whose session expired (SIGSTOP past the timeout, SIGCONT) registe
       assert.equal(registration?.port, c.broker(id).port, JSON.stringify(registration));
       assert.match(c.broker(id).stdout, new RegExp(`czxid \\(broker epoch\\): ${after.czxid}\\b`));
 
-      // The cluster converges: every broker's Metadata lists all three again; the topic names it a replica.
+      // The cluster converges: every broker's Metadata lists all three again; the topic names it a replica
+      // and every partition with a live ISR member is led. (Whether it rejoins the ISRs is replication's
+      // business, issue 17: not asserted.)
       await c.waitForMetadataBrokers([0, 1, 2], 15_000);
-      const parts = await c.describe(TOPIC, c.broker(other).bootstrap);
+      const parts = await c.waitForDescribe(
+        TOPIC,
+        "every partition with a live ISR member led",
+        10_000,
+        (ps) => electionViolations(ps, [0, 1, 2]).length === 0,
+        c.broker(other).bootstrap,
+      );
       for (const p of parts) {
-        assert.ok(p.replicas.includes(id), formatDescribe(parts));
-        assert.ok(
-          p.leader >= 0 && p.leader !== id,
-          `${formatDescribe(whileGone)}\n→\n${formatDescribe(parts)}`,
-        );
+        assert.ok(p.replicas.includes(id), `${formatDescribe(whileGone)}\n→\n${formatDescribe(parts)}`);
       }
       assert.equal(await c.controllerId(), controller, "the controller changed although it was not frozen");
       // The resumed broker answers requests again.
@@ -111,9 +120,9 @@ test("a frozen controller loses the controllership and, resumed, resigns; there 
       const survivor = c.broker(next).bootstrap;
       await c.waitForDescribe(
         TOPIC,
-        `broker ${old} leading nothing`,
+        `broker ${old} leading nothing, every partition with a live ISR member led`,
         10_000,
-        (ps) => ps.every((p) => p.leader >= 0 && p.leader !== old),
+        (ps) => electionViolations(ps, c.liveIds()).length === 0,
         survivor,
       );
 
@@ -142,8 +151,12 @@ test("a frozen controller loses the controllership and, resumed, resigns; there 
         new RegExp(`${old} successfully elected as the controller`),
         "the resumed broker became controller again",
       );
-      const parts = await c.describe(TOPIC, survivor);
-      for (const p of parts) assert.ok(p.leader >= 0 && p.leader !== old, formatDescribe(parts));
+      await c.waitForDescribe(
+        TOPIC,
+        "every partition with a live ISR member led",
+        10_000,
+        (ps) => electionViolations(ps, [0, 1, 2]).length === 0,
+      );
     },
   );
 });

@@ -4,8 +4,8 @@
 // the controller broker is killed too and another broker becomes controller while ZooKeeper runs on 2
 // of its 3 servers, and the cluster still creates topics and serves produce and fetch.
 //
-// The data topics have one replica per partition: with more, the high watermark cannot advance until
-// followers fetch (issue 17), so nothing would be readable and acks=all would time out.
+// The data topics have one replica per partition, so that this test does not depend on follower
+// replication (issue 17): with more, the high watermark and acks=all wait for the followers.
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";

@@ -29,16 +29,19 @@ import { ZooKeeperHarness } from "./zookeeper-harness.js";
 
 export { sleep, waitFor };
 
-/** Settings every broker of a test cluster gets (before `overrides`). */
+/** The session timeout the harness configures (ms), for tests that wait past it. */
+export const SESSION_TIMEOUT_MS = 6000;
+
+/**
+ * Settings every broker of a test cluster gets (before `overrides`; offsets.topic.replication.factor and
+ * transaction.state.log.replication.factor are min(3, N)).
+ */
 export const CLUSTER_DEFAULTS: Readonly<Record<string, string>> = {
-  "zookeeper.session.timeout.ms": "6000",
+  "zookeeper.session.timeout.ms": String(SESSION_TIMEOUT_MS),
   "controlled.shutdown.retry.backoff.ms": "200",
   "replica.lag.time.max.ms": "5000",
   "group.initial.rebalance.delay.ms": "0",
 };
-
-/** The session timeout the harness configures (ms), for tests that wait past it. */
-export const SESSION_TIMEOUT_MS = 6000;
 
 export interface ClusterOptions {
   readonly brokers: number;
@@ -121,14 +124,16 @@ export class ClusterHarness {
           }),
         ),
       );
-      for (const s of started) {
-        if (s.status === "fulfilled") {
-          cluster.brokers.push(s.value);
-          cluster.states.push("running");
-        }
-      }
       const failed = started.find((s) => s.status === "rejected");
-      if (failed) throw (failed as PromiseRejectedResult).reason;
+      if (failed) {
+        // (A broker that failed to start closed itself; its output is in the reason.)
+        await Promise.all(started.map((s) => (s.status === "fulfilled" ? s.value.close() : undefined)));
+        throw (failed as PromiseRejectedResult).reason;
+      }
+      for (const s of started) {
+        cluster.brokers.push((s as PromiseFulfilledResult<BrokerHarness>).value);
+        cluster.states.push("running");
+      }
       const all = cluster.brokers.map((_, i) => i);
       await cluster.waitForRegistered(all, 30_000);
       await cluster.waitForController(30_000);
@@ -202,6 +207,11 @@ export class ClusterHarness {
     if (this.states[i] !== "suspended") throw new Error(`broker ${i} is not suspended`);
     process.kill(b.pid!, "SIGCONT");
     this.states[i] = "running";
+  }
+
+  /** SIGCONT of every suspended broker (for an afterEach, so a failed test leaves none frozen). */
+  resumeSuspended(): void {
+    for (const i of this.brokers.keys()) if (this.states[i] === "suspended") this.resumeBroker(i);
   }
 
   /** Starts broker i again on its log dir and port (resumes it when suspended). */
@@ -494,6 +504,21 @@ export function parseDescribe(stdout: string): PartitionDescription[] {
     });
   }
   return out.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+}
+
+/**
+ * The partitions that break the leader-election rule when only `live` brokers run: a partition whose ISR
+ * has a live member must be led by a live member of its ISR; one whose ISR has none has no leader (no
+ * unclean election) — never a dead broker.
+ */
+export function electionViolations(
+  parts: readonly PartitionDescription[],
+  live: readonly number[],
+): PartitionDescription[] {
+  return parts.filter((p) => {
+    const liveIsr = p.isr.filter((r) => live.includes(r));
+    return liveIsr.length > 0 ? !liveIsr.includes(p.leader) : p.leader !== -1;
+  });
 }
 
 /** Partition lines in the tool's format, for assertion messages. */

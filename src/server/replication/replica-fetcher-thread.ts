@@ -197,6 +197,7 @@ export class ReplicaFetcherThread {
           log.appendAsFollower(records);
         }
         state.fetchOffset = log.logEndOffset;
+        // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers)
         const hw = p.highWatermark < log.logEndOffset ? p.highWatermark : log.logEndOffset;
         if (hw > log.highWatermark) log.updateHighWatermark(hw);
         return;
