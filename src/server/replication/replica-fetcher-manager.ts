@@ -1,7 +1,7 @@
 // ReplicaFetcherManager: the follower side of replication on one broker (Kafka's ReplicaFetcherManager /
 // AbstractFetcherManager). One ReplicaFetcherThread per leader broker (num.replica.fetchers = 1 for now);
-// LeaderAndIsr adds the partitions this broker follows (starting at their log end offset, after
-// truncating to the high watermark) and removes those it now leads; StopReplica removes them too.
+// LeaderAndIsr adds the partitions this broker follows (truncated by leader epoch, then fetched from their
+// log end offset) and removes those it now leads; StopReplica removes them too.
 
 import { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
@@ -35,8 +35,8 @@ export class ReplicaFetcherManager {
   }
 
   /**
-   * Starts fetching these partitions from their leaders. Each follower log is first truncated to its high
-   * watermark (what the leader is known to have; truncation by leader epoch comes with issue 17).
+   * Starts fetching these partitions from their leaders, each first truncated by leader epoch
+   * (ReplicaFetcherThread.truncate) — or to its high watermark when its log has no epochs yet.
    */
   addFetcherForPartitions(partitions: readonly FollowedPartition[]): void {
     const byLeader = new Map<number, FollowedPartition[]>();
@@ -69,12 +69,16 @@ export class ReplicaFetcherManager {
       for (const p of list) {
         const log = this.replicaManager.getPartition(p.topicPartition)?.log;
         if (log === undefined) continue;
-        if (log.logEndOffset > log.highWatermark) log.truncateTo(log.highWatermark);
+        // Truncation by leader epoch before the first fetch; without epochs, to the high watermark.
+        const latestEpoch = log.leaderEpochCache?.latestEpoch();
+        if (latestEpoch === undefined && log.logEndOffset > log.highWatermark)
+          log.truncateTo(log.highWatermark);
         states.push({
           topicPartition: p.topicPartition,
           fetchOffset: log.logEndOffset,
           currentLeaderEpoch: p.leaderEpoch,
           delayedUntilMs: 0,
+          truncatingEpoch: latestEpoch,
         });
         this.leaderOf.set(`${p.topicPartition.topic}-${p.topicPartition.partition}`, leaderId);
       }

@@ -3,8 +3,11 @@
 // that leader, appends what comes back as it is (offsets, leader epochs, producer state and markers kept:
 // UnifiedLog.appendAsFollower), moves the follower's high watermark to min(leader HW, own LEO), and backs
 // off (replica.fetch.backoff.ms) after an error. The leader learns the follower's LEO from the fetch offset.
-// Not yet (issue 17): truncation by leader epoch (followers truncate to their high watermark when they
-// start following) and fetch sessions.
+// Before fetching, a partition that starts following truncates its log by leader epoch (KIP-101, with
+// KIP-279's iterations): OffsetForLeaderEpoch asks the leader where the follower's latest epoch ends; the
+// follower truncates to min(leader's end offset, its own end of that epoch) and, when the leader answered
+// an older epoch the follower does not end the same way, asks again for that epoch until they agree. A
+// log without epochs truncates to its high watermark (Kafka's fallback). Not yet: fetch sessions.
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import type { Logger } from "../../common/logger.js";
@@ -39,6 +42,8 @@ export interface FetchState {
   readonly currentLeaderEpoch: number;
   /** Skipped until then (after a partition error). */
   delayedUntilMs: number;
+  /** Still finding its truncation point: the epoch to ask the leader about next. */
+  truncatingEpoch: number | undefined;
 }
 
 /** Highest Fetch version the fetcher sends (v12: topics by name, replica id in the request). */
@@ -118,6 +123,11 @@ export class ReplicaFetcherThread {
       return;
     }
     const conn = await this.connection();
+    const truncating = ready.filter((s) => s.truncatingEpoch !== undefined);
+    if (truncating.length > 0) {
+      await this.truncate(conn, truncating);
+      return;
+    }
     const byTopic = new Map<string, FetchRequest["topics"][number]>();
     for (const s of ready) {
       const log = this.replicaManager.getPartition(s.topicPartition)?.log;
@@ -170,6 +180,80 @@ export class ReplicaFetcherThread {
     for (const t of res.responses) {
       for (const p of t.partitions) this.processPartition({ topic: t.topic, partition: p.partitionIndex }, p);
     }
+  }
+
+  /** One round of OffsetForLeaderEpoch for the partitions still finding where to truncate. */
+  private async truncate(conn: BrokerConnection, states: readonly FetchState[]): Promise<void> {
+    const byTopic = new Map<
+      string,
+      Array<{ partition: number; currentLeaderEpoch: number; leaderEpoch: number }>
+    >();
+    for (const s of states) {
+      let l = byTopic.get(s.topicPartition.topic);
+      if (!l) {
+        l = [];
+        byTopic.set(s.topicPartition.topic, l);
+      }
+      l.push({
+        partition: s.topicPartition.partition,
+        currentLeaderEpoch: s.currentLeaderEpoch,
+        leaderEpoch: s.truncatingEpoch ?? -1,
+      });
+    }
+    const version = Math.min(4, conn.versionFor(Apis.OffsetForLeaderEpoch));
+    const res = await conn.send(Apis.OffsetForLeaderEpoch, version, {
+      replicaId: this.config.brokerId,
+      topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+    });
+    for (const t of res.topics) {
+      for (const p of t.partitions) {
+        const tp = { topic: t.topic, partition: p.partition };
+        const state = this.partitions.get(topicPartitionKey(tp));
+        const log = this.replicaManager.getPartition(tp)?.log;
+        if (state === undefined || log === undefined || state.truncatingEpoch === undefined) continue;
+        if (p.errorCode !== ErrorCode.NONE) {
+          state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
+          continue;
+        }
+        this.applyEpochEndOffset(tp, state, p.leaderEpoch, p.endOffset);
+      }
+    }
+  }
+
+  /** Kafka's getOffsetTruncationState for one partition, and the truncation it decides. */
+  private applyEpochEndOffset(
+    tp: TopicPartition,
+    state: FetchState,
+    leaderEpoch: number,
+    leaderEnd: bigint,
+  ): void {
+    const log = this.replicaManager.getPartition(tp)?.log;
+    if (log === undefined) return;
+    const leo = log.logEndOffset;
+    const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+    let target: bigint;
+    let next: number | undefined;
+    if (leaderEnd < 0n) {
+      target = log.highWatermark; // the leader knows no epochs: Kafka falls back to the high watermark
+    } else if (leaderEpoch < 0) {
+      target = min(leaderEnd, leo);
+    } else {
+      const mine = log.leaderEpochCache?.endOffsetFor(leaderEpoch, leo);
+      if (mine === undefined || mine.epoch < 0) target = min(leaderEnd, leo);
+      else {
+        target = min(leaderEnd, mine.endOffset);
+        // An older epoch of ours than the leader's answer: ask again about it (KIP-279).
+        if (mine.epoch !== leaderEpoch) next = mine.epoch;
+      }
+    }
+    if (target < leo) {
+      this.log.info(
+        `Truncating partition ${topicPartitionKey(tp)} to offset ${target} (leader epoch ${leaderEpoch} ends at ${leaderEnd}; log end offset was ${leo})`,
+      );
+      log.truncateTo(target);
+    }
+    state.truncatingEpoch = next;
+    state.fetchOffset = log.logEndOffset;
   }
 
   private processPartition(
