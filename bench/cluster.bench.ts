@@ -906,6 +906,7 @@ async function restartAfterKill(c: Cluster, id: number, prefix: string): Promise
     `spawn → back in the ISR of all ${holds} partitions it holds (seen from broker ${survivor})`,
     isrAt === undefined ? `not within the bound: ${lastIn} of ${holds}` : since(t0, isrAt),
   );
+  await sleep(1200); // the last window's line
   const windows = eldWindows(b);
   if (starting?.at !== undefined && loaded?.at !== undefined) {
     record(

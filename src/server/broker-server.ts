@@ -193,7 +193,11 @@ export class KafkaServer {
       const zk = new KafkaZkClient(store);
       this.zkClient = zk;
       await zk.createTopLevelPaths();
-      const clusterId = await zk.getOrCreateClusterId(this.clusterIdFromMetaProperties());
+      // The embedded store re-created beside existing logs keeps their cluster id; a ZooKeeper without
+      // /cluster/id is a new cluster (Kafka's getOrGenerateClusterId), and logs of another one are refused.
+      const clusterId = await zk.getOrCreateClusterId(
+        config.zookeeperConnect === null ? this.clusterIdFromMetaProperties() : undefined,
+      );
       this.logger.info(`Cluster ID = ${clusterId}`);
       if (config.brokerId < 0) config.brokerId = await this.generateBrokerId(zk);
 

@@ -264,7 +264,7 @@ export class LogManager {
       meta.clusterId !== this.config.clusterId
     ) {
       throw new Error(
-        `meta.properties in ${dir}: cluster.id ${meta.clusterId} doesn't match the cluster's id ${this.config.clusterId}`,
+        `meta.properties in ${dir}: cluster.id ${meta.clusterId} doesn't match the cluster's id ${this.config.clusterId}: the broker is trying to join the wrong cluster (is zookeeper.connect right?)`,
       );
     }
   }
