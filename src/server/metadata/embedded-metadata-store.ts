@@ -17,9 +17,9 @@
 // kept and never called.
 
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync } from "node:fs";
-import { type FileHandle, mkdir, open, readFile, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { type FileHandle, mkdir, open, readFile, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { writeFileAtomicallyAsync } from "../../common/atomic-file.js";
 import type { Time } from "../../common/time.js";
 import {
   BadVersionError,
@@ -113,7 +113,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
     private readonly time: Time,
   ) {
     this.sessionId = (BigInt(time.milliseconds()) << 16n) | BigInt(randomBytes(2).readUInt16BE(0));
-    this.journalFile = join(parentDirOf(file), METADATA_JOURNAL_NAME);
+    this.journalFile = join(dirname(file), METADATA_JOURNAL_NAME);
     this.putNode("/", {
       data: Buffer.alloc(0),
       version: 0,
@@ -592,13 +592,13 @@ export class EmbeddedMetadataStore implements MetadataStore {
     const parts: string[] = [];
     for (const [path, n] of this.nodes) if (n.ephemeralOwner === 0n) parts.push(this.nodeText(path, n));
     const text = `{"format":"${FORMAT}","version":${FORMAT_VERSION},"generation":${gen},"epoch":${this.epoch},"nodes":[\n${parts.join(",\n")}\n]}\n`;
-    await writeAtomically(this.file, text);
+    await writeFileAtomicallyAsync(this.file, text);
     this.snapshotBytes = text.length;
     this.generation = gen;
     await this.journal?.close();
     this.journal = undefined;
     const header = `${JSON.stringify({ format: JOURNAL_FORMAT, generation: gen })}\n`;
-    await writeAtomically(this.journalFile, header);
+    await writeFileAtomicallyAsync(this.journalFile, header);
     this.journal = await open(this.journalFile, "a");
     this.journalBytes = 0;
     // Lines committed while the snapshot was written stay pending: they go to the new journal (replaying
@@ -612,36 +612,6 @@ async function readIfExists(file: string): Promise<string | undefined> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw e;
-  }
-}
-
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const tmp = `${file}.tmp`;
-  const fh = await open(tmp, "w");
-  try {
-    await fh.writeFile(text, "utf8");
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-  fsyncDir(parentDirOf(file));
-}
-
-function parentDirOf(file: string): string {
-  const i = file.lastIndexOf("/");
-  return i <= 0 ? "/" : file.slice(0, i);
-}
-
-function fsyncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

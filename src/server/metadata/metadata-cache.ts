@@ -57,12 +57,6 @@ export interface MetadataCacheOptions {
   readonly logger?: Logger;
 }
 
-const INTERNAL_TOPICS = new Set(["__consumer_offsets", "__transaction_state"]);
-
-export function isInternalTopic(topic: string): boolean {
-  return INTERNAL_TOPICS.has(topic);
-}
-
 export class MetadataCache {
   private readonly log: Logger;
   private readonly events: SerialEventQueue;
