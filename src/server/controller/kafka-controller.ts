@@ -9,7 +9,6 @@
 // expiry (resign; after the new session: re-register the broker, re-elect).
 
 import { Logger } from "../../common/logger.js";
-import { SerialEventQueue } from "../../common/serial-event-queue.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
@@ -17,8 +16,10 @@ import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "
 import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
 import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
+import { ControllerEventManager } from "./controller-event-manager.js";
 import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
+import { ReplicaStateMachine } from "./replica-state-machine.js";
 import { TopicDeletionManager } from "./topic-deletion-manager.js";
 
 export interface KafkaControllerOptions {
@@ -46,11 +47,12 @@ export interface ControlledShutdownResult {
 
 export class KafkaController {
   private readonly log: Logger;
-  private readonly events: SerialEventQueue;
+  private readonly events: ControllerEventManager;
   readonly context = new ControllerContext();
   private channel: ControllerChannelManager | undefined;
   private batch: ControllerBrokerRequestBatch | undefined;
   private psm: PartitionStateMachine | undefined;
+  private rsm: ReplicaStateMachine | undefined;
   private deletion: TopicDeletionManager | undefined;
   private active = false;
   private _activeControllerId = -1;
@@ -64,7 +66,7 @@ export class KafkaController {
     this.log = (options.logger ?? new Logger("kafka.controller.KafkaController")).withContext(
       `Controller id=${options.brokerId}`,
     );
-    this.events = new SerialEventQueue((name, e) => {
+    this.events = new ControllerEventManager((name, e) => {
       if (e instanceof ControllerMovedError) {
         this.log.warn(`${name}: ${e.message}; resigning`);
         void this.put("ControllerMoved", () => this.maybeResign());
@@ -118,7 +120,7 @@ export class KafkaController {
   async shutdown(): Promise<void> {
     this.stopped = true;
     this.zk.store.unregisterStateChangeHandler("controller-state-change-handler");
-    await this.events.stop();
+    await this.events.close();
     this.onControllerResignationSync();
   }
 
@@ -208,6 +210,7 @@ export class KafkaController {
       { uncleanLeaderElectionEnable: (t) => this.uncleanLeaderElectionEnabled(t) },
       this.log,
     );
+    this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);
     this.deletion = new TopicDeletionManager(
       ctx,
       this.zk,
@@ -257,10 +260,7 @@ export class KafkaController {
     );
     // Every broker learns the whole state; every replica its partitions' leadership.
     batch.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds());
-    for (const tp of all) {
-      if (ctx.leadership.has(tpKey(tp.topic, tp.partition)))
-        batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(tp.topic, tp.partition), tp, false);
-    }
+    this.rsm.onlineReplicas(ctx.liveBrokerIds());
     await this.psm.triggerOnlinePartitionStateChange();
     // Replicas on brokers that are not alive leave the ISRs (Kafka's replica state machine startup: OfflineReplica).
     const deadInIsr = new Map<number, TopicPartitionKey[]>();
@@ -276,7 +276,7 @@ export class KafkaController {
         l.push(tp);
       }
     }
-    for (const [id, parts] of deadInIsr) await this.psm.removeReplicaFromIsr(id, parts);
+    for (const [id, parts] of deadInIsr) await this.rsm.offlineReplicas(id, parts, false);
     this.sendBatch();
     await this.onTopicDeletion(queued);
   }
@@ -292,6 +292,7 @@ export class KafkaController {
     this.channel = undefined;
     this.batch = undefined;
     this.psm = undefined;
+    this.rsm = undefined;
     this.deletion?.reset();
     this.deletion = undefined;
     this.watchedTopics.clear();
@@ -359,13 +360,7 @@ export class KafkaController {
     batch.addUpdateMetadataRequestForBrokers(existing, []);
     batch.addUpdateMetadataRequestForBrokers(ids);
     // Their replicas come online: each learns its partitions' leadership.
-    for (const id of ids) {
-      for (const tp of ctx.partitionsOnBroker(id)) {
-        if (ctx.topicsToBeDeleted.has(tp.topic)) continue;
-        if (ctx.leadership.has(tpKey(tp.topic, tp.partition)))
-          batch.addLeaderAndIsrRequestForBrokers([id], tp, false);
-      }
-    }
+    this.rsm!.onlineReplicas(ids);
     await this.psm!.triggerOnlinePartitionStateChange();
     await this.deletion!.resumeDeletions();
   }
@@ -387,7 +382,7 @@ export class KafkaController {
     // The dead replicas leave every ISR.
     for (const id of ids) {
       const parts = ctx.partitionsOnBroker(id).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
-      await psm.removeReplicaFromIsr(id, parts);
+      await this.rsm!.offlineReplicas(id, parts, false);
     }
     // Every broker learns who is alive, even when no partition changed.
     this.batch!.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), []);
@@ -627,8 +622,7 @@ export class KafkaController {
     const followed = multiReplica.filter((tp) => !led.includes(tp));
     await psm.toOnline(led, "controlledShutdown");
     // Followers leave the ISR and stop fetching.
-    await psm.removeReplicaFromIsr(brokerId, followed);
-    for (const tp of followed) this.batch!.addStopReplicaRequestForBrokers([brokerId], tp, false);
+    await this.rsm!.offlineReplicas(brokerId, followed, true);
     this.sendBatch();
     const remaining = ctx
       .partitionsLedBy(brokerId)

@@ -4,7 +4,6 @@
 // or Offline runs an election (offline, controlled-shutdown or preferred) and writes the new leadership
 // with leader epoch + 1 by compare-and-set, fenced by the controller epoch. Every change made is added to
 // the request batch (LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker).
-// Also removes replicas from ISRs (Kafka's ReplicaStateMachine's OfflineReplica step).
 
 import type { Logger } from "../../common/logger.js";
 import type { KafkaZkClient, LeaderIsrAndZkVersion } from "../metadata/kafka-zk-client.js";
@@ -166,11 +165,8 @@ export class PartitionStateMachine {
         updates.push({ ...tp, leaderAndIsr: next, zkVersion: cur.zkVersion });
       }
       const retry = await this.write(updates);
-      if (retry.length > 0) {
-        // Changed underneath (Kafka re-reads and retries): take what the znodes hold now.
-        const fresh = await this.zk.getPartitionStates(retry);
-        for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
-      }
+      // Changed underneath (Kafka re-reads and retries): take what the znodes hold now.
+      if (retry.length > 0) await this.reload(retry);
       todo = retry;
     }
     failed.push(...todo);
@@ -213,40 +209,18 @@ export class PartitionStateMachine {
     }
   }
 
-  /**
-   * Removes `brokerId` from the ISR of these partitions (Kafka's removeReplicasFromIsr): a leader removed
-   * leaves the partition without one (-1), and the last ISR member is kept so a clean election can find it.
-   */
-  async removeReplicaFromIsr(brokerId: number, partitions: readonly TopicPartitionKey[]): Promise<void> {
-    let todo = [...partitions];
-    for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
-      const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
-      for (const tp of todo) {
-        const cur = this.ctx.leadership.get(tpKey(tp.topic, tp.partition));
-        if (cur === undefined) continue;
-        const l = cur.leaderAndIsr;
-        if (!l.isr.includes(brokerId) && l.leader !== brokerId) continue;
-        const leader = l.leader === brokerId ? -1 : l.leader;
-        const isr = l.isr.length === 1 && l.isr[0] === brokerId ? l.isr : l.isr.filter((r) => r !== brokerId);
-        updates.push({
-          ...tp,
-          leaderAndIsr: { leader, isr, leaderEpoch: l.leaderEpoch + 1, controllerEpoch: this.ctx.epoch },
-          zkVersion: cur.zkVersion,
-        });
-      }
-      const retry = await this.write(updates, (tp) =>
-        this.ctx.replicasFor(tp.topic, tp.partition).filter((r) => r !== brokerId),
-      );
-      if (retry.length > 0) {
-        const fresh = await this.zk.getPartitionStates(retry);
-        for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
-      }
-      todo = retry;
-    }
+  /** Re-reads these partitions' state znodes into the context (after a compare-and-set lost). */
+  async reload(partitions: readonly TopicPartitionKey[]): Promise<void> {
+    const fresh = await this.zk.getPartitionStates(partitions);
+    for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
   }
 
-  /** Writes new leaderships; updates the context and the batch for those written; returns those to retry. */
-  private async write(
+  /**
+   * Writes new leaderships (compare-and-set, fenced by the controller epoch); updates the context and adds
+   * LeaderAndIsr for `recipients` (default: the partition's replicas) to the batch for those written;
+   * returns the partitions whose znode moved on (to re-read and retry).
+   */
+  async write(
     updates: ReadonlyArray<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }>,
     recipients?: (tp: TopicPartitionKey) => number[],
   ): Promise<TopicPartitionKey[]> {
