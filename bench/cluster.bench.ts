@@ -36,7 +36,9 @@
 // temporary directories are removed.
 
 import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
+import { join } from "node:path";
 import { TRIBUTARY_NODE_OPTIONS } from "../src/cli/node-options.js";
 import { setLogLevel } from "../src/common/logger.js";
 import { Apis } from "../src/protocol/generated/api-table.js";
@@ -63,7 +65,18 @@ const CT_RF = Math.min(arg("rf", 2), BROKERS);
 const SESSION_TIMEOUT_MS = arg("session-timeout", 6000);
 const CREATE_BUDGET_MS = arg("create-budget", 240) * 1000;
 const POLL_GAP_MS = arg("poll-gap", 10);
-const CREATE_BATCH = 10;
+const CREATE_BATCH = arg("batch", 1);
+/** Which runs to do (1: SIGTERM, 2: SIGKILL, 3: controller failover and 4: its restart). */
+const ONLY = new Set(
+  (process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : "1,2,3")
+    .split(",")
+    .map(Number),
+);
+/** Where to write every broker's output when its cluster is closed (none by default). */
+const KEEP_LOGS =
+  process.argv.indexOf("--keep-logs") >= 0
+    ? process.argv[process.argv.indexOf("--keep-logs") + 1]
+    : undefined;
 
 const STARTED = Date.now();
 const RUN_DEADLINE = STARTED + 10 * 60_000 - 20_000;
@@ -422,6 +435,22 @@ async function startCluster(zk: ZooKeeperHarness, label: string, startTimeoutMs:
 }
 
 async function closeCluster(c: Cluster): Promise<void> {
+  for (const [i, b] of c.brokers.entries()) {
+    const errors = b.levelLines.ERROR ?? 0;
+    const warns = b.levelLines.WARN ?? 0;
+    if (errors > 0)
+      finding(
+        `cluster ${c.label}, broker ${i}: ${errors} ERROR and ${warns} WARN lines; first ERROR: ${b.errorLines[0]?.slice(0, 400)}`,
+      );
+  }
+  if (KEEP_LOGS !== undefined) {
+    mkdirSync(KEEP_LOGS, { recursive: true });
+    for (const [i, b] of c.brokers.entries()) {
+      writeFileSync(join(KEEP_LOGS, `cluster-${c.label}-broker-${i}.out`), b.stdout);
+      writeFileSync(join(KEEP_LOGS, `cluster-${c.label}-broker-${i}.err`), b.stderr);
+    }
+    console.log(`  (broker output of cluster ${c.label} written to ${KEEP_LOGS})`);
+  }
   await c.store.close().catch(() => undefined);
   await Promise.all(c.brokers.map((b) => b.close()));
 }
@@ -531,11 +560,69 @@ async function waitReady(
       );
       return seen[await controllerOf(c)]!.parts;
     }
-    if (Date.now() > until)
+    if (Date.now() > until) {
+      const m = seen.find((x) => x !== undefined);
+      const bad = m
+        ? [...m.parts].filter(([, p]) => !(p.leader >= 0 && p.isr.length === rf)).map(([k]) => k)
+        : [];
+      const topics = new Set(bad.map((k) => k.slice(0, k.lastIndexOf("-"))));
       throw new Error(
-        `${what}: not every partition led with a full ISR within ${ms(boundMs)} (${status} of ${total})`,
+        `${what}: not every partition led with a full ISR within ${ms(boundMs)} (${status} of ${total}); ${bad.length} not ready in ${topics.size} topics (${[...topics].slice(0, 5).join(",")}), e.g. ${m ? sample(m.parts, bad) : ""}`,
       );
+    }
     await sleep(250);
+  }
+}
+
+function describeCounts(counts: Map<number, number>): string {
+  return [...counts.entries()]
+    .sort((x, y) => x[0] - y[0])
+    .map(([id, n]) => `${id}: ${n}`)
+    .join(", ");
+}
+
+/** A few partitions as "t-p leader L replicas [..] isr [..]". */
+function sample(parts: Partitions, keys: Iterable<string> = parts.keys(), n = 4): string {
+  const out: string[] = [];
+  for (const k of keys) {
+    const p = parts.get(k);
+    out.push(
+      p
+        ? `${k} leader ${p.leader} replicas [${p.replicas.join(",")}] isr [${p.isr.join(",")}]`
+        : `${k} absent`,
+    );
+    if (out.length >= n) break;
+  }
+  return out.join("; ");
+}
+
+/**
+ * What creation did to the cluster before anything is stopped: controller elections (/controller_epoch,
+ * 1 when the first controller never changed), ZooKeeper session expiries and the brokers' event-loop delay.
+ */
+async function setupHealth(c: Cluster, from: number): Promise<void> {
+  const epoch = (await c.store.get("/controller_epoch"))?.data.toString("utf8");
+  const expiries = c.brokers.map((b) => countLines(b, /Session expired/));
+  const worst = c.brokers.map((b) =>
+    Math.max(
+      0,
+      ...eldWindows(b)
+        .filter((w) => w.at > from)
+        .map((w) => w.max),
+    ),
+  );
+  record(
+    "during creation: /controller_epoch (1 = no re-election) / ZooKeeper session expiries per broker / worst event-loop stall per broker",
+    `${epoch} / ${expiries.join(", ")} / ${worst.map((w) => ms(w)).join(", ")}`,
+  );
+  if (Number(epoch) !== 1 || expiries.some((n) => n > 0)) {
+    for (const [i, b] of c.brokers.entries()) {
+      const timedOut = logLine(b, /Client session timed out/);
+      if (timedOut) finding(`cluster ${c.label}, broker ${i} during creation: ${timedOut.line}`);
+    }
+    finding(
+      `cluster ${c.label}: creation stalled the brokers' event loops past the ZooKeeper session timeout: /controller_epoch ${epoch}, session expiries ${expiries.join(", ")}`,
+    );
   }
 }
 
@@ -573,14 +660,19 @@ async function brokerFailover(zk: ZooKeeperHarness, signal: "SIGTERM" | "SIGKILL
   try {
     const prefix = `fo${label}-`;
     const total = FO_TOPICS * FO_PARTITIONS;
+    const setupStart = Date.now();
     const names = await createTopics(c, prefix, FO_TOPICS, FO_PARTITIONS, FO_RF, 180_000);
     const before = await waitReady(c, names, prefix, total, FO_RF, 120_000, "after creation");
+    await setupHealth(c, setupStart);
     const controller = await controllerOf(c);
     const counts = leaderCounts(before);
     const victim = [...counts.entries()]
       .filter(([id]) => id !== controller && id >= 0)
       .sort((x, y) => y[1] - x[1])[0]?.[0];
-    if (victim === undefined) throw new Error("no broker other than the controller leads a partition");
+    if (victim === undefined)
+      throw new Error(
+        `no broker other than the controller (${controller}) leads a partition: leaders ${describeCounts(counts)}; e.g. ${sample(before)}`,
+      );
     const led = new Set([...before].filter(([, p]) => p.leader === victim).map(([k]) => k));
     const survivors = c.brokers.map((_, i) => i).filter((i) => i !== victim);
     record(
@@ -710,9 +802,11 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
   const c = await startCluster(zk, "c", 120_000);
   try {
     const prefix = "ct-";
+    const setupStart = Date.now();
     const names = await createTopics(c, prefix, CT_TOPICS, CT_PARTITIONS, CT_RF, CREATE_BUDGET_MS);
     const total = names.length * CT_PARTITIONS;
     const before = await waitReady(c, null, prefix, total, CT_RF, 180_000, "after creation");
+    await setupHealth(c, setupStart);
     const controller = await controllerOf(c);
     const counts = leaderCounts(before);
     const survivors = c.brokers.map((_, i) => i).filter((i) => i !== controller);
@@ -964,11 +1058,12 @@ async function main(): Promise<void> {
   const zk = await ZooKeeperHarness.start({ servers: 1 });
   console.log(`ZooKeeper (1 server, tickTime 500) at ${zk.connectString}`);
   try {
-    for (const run of [
+    for (const [n, run] of [
       () => brokerFailover(zk, "SIGTERM"),
       () => brokerFailover(zk, "SIGKILL"),
       () => controllerFailover(zk),
-    ]) {
+    ].entries()) {
+      if (!ONLY.has(n + 1)) continue;
       try {
         await run();
       } catch (e) {

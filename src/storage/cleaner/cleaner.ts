@@ -20,12 +20,20 @@
 //   (log.cleaner.io.buffer.size, or one batch when larger, up to max.message.bytes) and its output.
 // - A failure leaves the log as it was (the .cleaned files are removed); the cleaner thread then marks
 //   the partition uncleanable.
-// Synchronous: a clean runs to completion on the event loop (so nothing can truncate or delete the log
-// mid-way); the CleanerThread yields between logs.
+// Taking turns: a clean is a generator (Cleaner.cleanSteps, CleanerThread.iteration) that yields after each
+// chunk it reads (log.cleaner.io.buffer.size), so the log manager runs it in slices of a few milliseconds
+// and the event loop serves requests, timers and the ZooKeeper session in between (Kafka runs its cleaner
+// on threads of its own). Between two steps the log may change, so after each one the clean checks that it
+// was not aborted and that the segments it works on are still the log's; if not it stops
+// (LogCleaningAbortedError) and leaves the log as it was. Truncation and deletion abort a clean through
+// LogCleanerManager.abortAndPauseCleaning, which ends it at once (CleanerThread.abortClean: the generator
+// is returned, its .cleaned files removed), as Kafka's waits for its cleaner thread to stop. Appends go to
+// the active segment, which a clean never touches. Cleaner.clean and CleanerThread.tryCleanFilthiestLog
+// run the same steps to the end at once.
 
 import { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
-import { topicPartitionKey } from "../../common/topic-partition.js";
+import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import {
   BATCH_LENGTH_OFFSET,
   LAST_OFFSET_DELTA_OFFSET,
@@ -89,14 +97,16 @@ function lastOffsetOfBatches(records: Buffer): bigint | undefined {
 /**
  * Reads a segment from the batch holding `from` to its end, in chunks of whole batches of about
  * `chunkBytes` (a larger batch comes alone), calling `consume` with each; `consume` returns the bytes it
- * used (whole batches), or a value < the chunk to stop.
+ * used (whole batches), or a value < the chunk to stop. Yields after each chunk but the last, and calls
+ * `check` when resumed (it throws to stop).
  */
-function readSegmentChunks(
+function* readSegmentChunks(
   seg: LogSegment,
   from: bigint,
   chunkBytes: number,
   consume: (chunk: Buffer) => number,
-): void {
+  check: () => void,
+): Generator<void, void, void> {
   let offset = from;
   for (;;) {
     const r = seg.read(offset, chunkBytes, seg.size, true);
@@ -106,6 +116,16 @@ function readSegmentChunks(
     const last = lastOffsetOfBatches(r.records);
     if (last === undefined) return;
     offset = last + 1n;
+    yield;
+    check();
+  }
+}
+
+/** Runs a generator to its end and returns its value. */
+function runToEnd<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
   }
 }
 
@@ -148,6 +168,24 @@ export class Cleaner {
       isAborted?: () => boolean;
     } = {},
   ): CleanSummary {
+    return runToEnd(this.cleanSteps(log, cleanable, options));
+  }
+
+  /**
+   * clean() as steps: yields after each chunk read (log.cleaner.io.buffer.size), so the caller can hand
+   * the event loop back between them. When resumed it stops with LogCleaningAbortedError if `isAborted`
+   * says so or a segment it works on has left the log (retention, truncation, deletion); returning the
+   * generator early removes the `.cleaned` segment being written. Groups swapped in stay (each is a
+   * complete clean of its segments); the checkpoint only moves when the whole clean ends.
+   */
+  *cleanSteps(
+    log: UnifiedLog,
+    cleanable: { firstDirtyOffset: bigint; firstUncleanableOffset: bigint },
+    options: {
+      activeProducers?: ReadonlyMap<bigint, LastRecordOfProducer>;
+      isAborted?: () => boolean;
+    } = {},
+  ): Generator<void, CleanSummary, void> {
     const { firstDirtyOffset } = cleanable;
     const segmentsNow = log.segments();
     const active = segmentsNow[segmentsNow.length - 1];
@@ -171,13 +209,23 @@ export class Cleaner {
       abortedTransactions: abortedInDirty,
       loadFactor: this.config.dedupeBufferLoadFactor,
     });
+    const check = (segments: readonly LogSegment[]) => () =>
+      checkStillCleaning(log, segments, options.isAborted);
     for (let i = 0; i < dirty.length && !builder.full; i++) {
       const s = dirty[i];
       const next = i + 1 < dirty.length ? dirty[i + 1].baseOffset : upper;
       let from = firstDirtyOffset;
       if (s.baseOffset > from) from = s.baseOffset;
-      readSegmentChunks(s, from, this.config.ioBufferSize, (chunk) => builder.addBatches(chunk));
+      yield* readSegmentChunks(
+        s,
+        from,
+        this.config.ioBufferSize,
+        (chunk) => builder.addBatches(chunk),
+        check([s]),
+      );
       if (!builder.full) builder.endSegment(next);
+      yield;
+      check(dirty.slice(i + 1, i + 2))();
     }
     let endOffset = builder.endOffset;
     if (endOffset > upper) endOffset = upper;
@@ -212,10 +260,20 @@ export class Cleaner {
     const state = new CleanedTransactionState();
     let segmentsCleaned = 0;
     for (const group of groups) {
-      if (options.isAborted?.()) throw new LogCleaningAbortedError(`the cleaning of ${log.name} was aborted`);
       const segs = group.map((g) => g.segment);
-      this.cleanSegments(log, segs, state, nowMs, upper, options.activeProducers ?? new Map(), stats);
+      checkStillCleaning(log, segs, options.isAborted);
+      yield* this.cleanSegments(
+        log,
+        segs,
+        state,
+        nowMs,
+        upper,
+        options.activeProducers ?? new Map(),
+        stats,
+        check(segs),
+      );
       segmentsCleaned += segs.length;
+      yield;
     }
     this.logger.info(
       `Cleaned log ${log.name}: ${segmentsCleaned} segments into ${groups.length}, ${stats.bytesRead} bytes read, ${stats.bytesRetained} retained, ${stats.messagesRead} messages read, ${stats.messagesRetained} retained, ${stats.tombstonesRemoved} tombstones removed; new checkpoint ${endOffset}`,
@@ -229,8 +287,12 @@ export class Cleaner {
     };
   }
 
-  /** Cleans one group of segments into one `.cleaned` segment and swaps it in (Kafka's cleanSegments). */
-  private cleanSegments(
+  /**
+   * Cleans one group of segments into one `.cleaned` segment and swaps it in (Kafka's cleanSegments);
+   * yields after each chunk, then `check`s. Unless swapped in, the `.cleaned` segment is removed, also
+   * when the generator is returned early.
+   */
+  private *cleanSegments(
     log: UnifiedLog,
     segments: readonly LogSegment[],
     state: CleanedTransactionState,
@@ -238,13 +300,15 @@ export class Cleaner {
     upperBoundOffsetOfCleaningRound: bigint,
     activeProducers: ReadonlyMap<bigint, LastRecordOfProducer>,
     stats: CleanStats,
-  ): void {
+    check: () => void,
+  ): Generator<void, void, void> {
     const config = log.config;
     const cleaned = LogSegment.open(log.dir, segments[0].baseOffset, config, this.time, {
       fileSuffix: CLEANED_FILE_SUFFIX,
       preallocate: config.preallocate,
       initFileSize: config.segmentBytes,
     });
+    let swapped = false;
     try {
       let newestModified = 0;
       for (let i = 0; i < segments.length; i++) {
@@ -254,19 +318,25 @@ export class Cleaner {
         state.addAbortedTransactions(s.txnIndex.collectAbortedTxns(s.baseOffset, upper).abortedTransactions);
         const modified = s.lastModified;
         if (modified > newestModified) newestModified = modified;
-        readSegmentChunks(s, s.baseOffset, this.config.ioBufferSize, (chunk) => {
-          const r = cleanBatches(chunk, {
-            map: this.offsetMap(),
-            nowMs,
-            deleteRetentionMs: config.deleteRetentionMs,
-            transactions: state,
-            activeProducers,
-            upperBoundOffsetOfCleaningRound,
-          });
-          addStats(stats, r.stats);
-          appendBatches(cleaned, r.output);
-          return r.bytesRead;
-        });
+        yield* readSegmentChunks(
+          s,
+          s.baseOffset,
+          this.config.ioBufferSize,
+          (chunk) => {
+            const r = cleanBatches(chunk, {
+              map: this.offsetMap(),
+              nowMs,
+              deleteRetentionMs: config.deleteRetentionMs,
+              transactions: state,
+              activeProducers,
+              upperBoundOffsetOfCleaningRound,
+            });
+            addStats(stats, r.stats);
+            appendBatches(cleaned, r.output);
+            return r.bytesRead;
+          },
+          check,
+        );
         for (const t of state.takeRetainedAbortedTransactions()) {
           cleaned.txnIndex.append({
             producerId: t.producerId,
@@ -285,10 +355,37 @@ export class Cleaner {
         `Swapping in cleaned segment ${cleaned.baseOffset} for segments [${segments.map((s) => s.baseOffset).join(",")}] in log ${log.name}`,
       );
       log.replaceSegments([cleaned], segments);
-    } catch (e) {
-      cleaned.deleteIfExists();
-      throw e;
+      swapped = true;
+    } finally {
+      if (!swapped) {
+        try {
+          cleaned.deleteIfExists();
+        } catch (e) {
+          // The loader removes a leftover .cleaned segment at the next start.
+          this.logger.warn(`Could not remove ${cleaned.logFile}: ${(e as Error).message}`);
+        }
+      }
     }
+  }
+}
+
+/**
+ * Between two steps of a clean: throws LogCleaningAbortedError when the clean was aborted or one of
+ * `segments` (those the clean is about to read or replace) is no longer in the log.
+ */
+function checkStillCleaning(
+  log: UnifiedLog,
+  segments: readonly LogSegment[],
+  isAborted: (() => boolean) | undefined,
+): void {
+  if (isAborted?.()) throw new LogCleaningAbortedError(`the cleaning of ${log.name} was aborted`);
+  if (segments.length === 0) return;
+  const live = log.segments();
+  for (const s of segments) {
+    if (!live.includes(s))
+      throw new LogCleaningAbortedError(
+        `segment ${s.baseOffset} of ${log.name} left the log during the clean (retention, truncation or deletion)`,
+      );
   }
 }
 
@@ -305,26 +402,90 @@ function appendBatches(seg: LogSegment, records: Buffer): void {
 }
 
 /**
- * One iteration of Kafka's CleanerThread: clean the filthiest log, checkpoint it, then run retention on
- * the `compact,delete` logs. Returns whether a log was cleaned (the caller backs off when not).
+ * Kafka's CleanerThread, one iteration at a time: clean the filthiest log, checkpoint it, then run
+ * retention on the `compact,delete` logs. The caller runs an iteration in slices (runSlice) so the event
+ * loop gets turns during a long clean, or at once (tryCleanFilthiestLog); either says whether a log was
+ * cleaned (the caller backs off when not).
  */
 export class CleanerThread {
   private readonly cleaner: Cleaner;
   private readonly logger: Logger;
   /** Summary of the last clean (tests, metrics). */
   lastClean: { tp: string; summary: CleanSummary } | undefined;
+  /** The iteration in progress between two slices. */
+  private work: Generator<void, boolean, void> | undefined;
+  /** topicPartitionKey of the log the iteration in progress is cleaning. */
+  private cleaningKey: string | undefined;
+  /** True while a step runs (an abort from inside a step is seen at the next check instead). */
+  private stepping = false;
 
   constructor(
     readonly manager: LogCleanerManager,
     config: CleanerConfig,
-    time: Time,
+    private readonly time: Time,
     logger?: Logger,
   ) {
     this.logger = logger ?? new Logger("kafka.log.LogCleaner", "kafka-log-cleaner-thread-0");
     this.cleaner = new Cleaner(config, time, this.logger);
+    manager.setAbortListener((tp) => this.abortClean(tp));
   }
 
+  /** Whether an iteration is in progress (started by runSlice and not finished). */
+  get inProgress(): boolean {
+    return this.work !== undefined;
+  }
+
+  /** Runs one iteration (or the rest of the one in progress) to its end; whether a log was cleaned. */
   tryCleanFilthiestLog(): boolean {
+    for (;;) {
+      const r = this.runSlice(Number.POSITIVE_INFINITY);
+      if (r !== undefined) return r;
+    }
+  }
+
+  /**
+   * Runs the iteration in progress (or a new one) until it ends or for about `sliceMs` (by the injected
+   * Time), whichever comes first. Returns whether a log was cleaned once the iteration ended, undefined
+   * while it is unfinished (call again after the event loop had its turn).
+   */
+  runSlice(sliceMs: number): boolean | undefined {
+    if (this.work === undefined) this.work = this.iteration();
+    const work = this.work;
+    const start = this.time.nanoseconds();
+    for (;;) {
+      let r: IteratorResult<void, boolean>;
+      this.stepping = true;
+      try {
+        r = work.next();
+      } catch (e) {
+        this.work = undefined;
+        throw e;
+      } finally {
+        this.stepping = false;
+      }
+      if (r.done) {
+        if (this.work === work) this.work = undefined;
+        return r.value;
+      }
+      if (Number(this.time.nanoseconds() - start) / 1e6 >= sliceMs) return undefined;
+    }
+  }
+
+  /**
+   * Ends the iteration in progress now, if it is cleaning `tp` (or whatever it does, without `tp`): its
+   * `.cleaned` segment is removed and the manager told the clean is done (LogCleanerManager calls this
+   * from abortAndPauseCleaning; the log manager at shutdown).
+   */
+  abortClean(tp?: TopicPartition): void {
+    const work = this.work;
+    if (work === undefined || this.stepping) return;
+    if (tp !== undefined && this.cleaningKey !== topicPartitionKey(tp)) return;
+    this.work = undefined;
+    work.return(false);
+  }
+
+  /** One iteration as steps (see runSlice). */
+  private *iteration(): Generator<void, boolean, void> {
     const m = this.manager;
     const ltc = m.grabFilthiestCompactedLog();
     let cleaned = false;
@@ -332,8 +493,9 @@ export class CleanerThread {
       cleaned = true;
       const { tp, log, dir } = ltc.key;
       let endOffset = ltc.firstDirtyOffset;
+      this.cleaningKey = topicPartitionKey(tp);
       try {
-        const summary = this.cleaner.clean(
+        const summary = yield* this.cleaner.cleanSteps(
           log,
           { firstDirtyOffset: ltc.firstDirtyOffset, firstUncleanableOffset: ltc.firstUncleanableOffset },
           // Each active producer's last batch is kept, so its state survives a rebuild from the log.
@@ -352,6 +514,7 @@ export class CleanerThread {
           m.markPartitionUncleanable(dir, tp);
         }
       } finally {
+        this.cleaningKey = undefined;
         m.doneCleaning(tp, dir, endOffset);
       }
     }

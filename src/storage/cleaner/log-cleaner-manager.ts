@@ -15,8 +15,10 @@
 //   been resumed (Kafka counts them).
 // - `compact,delete` logs also get retention (retention.ms / retention.bytes) from the cleaner
 //   (deletableLogs / doneDeleting), never while they are being cleaned.
-// Everything here is synchronous: a clean never runs concurrently with a pause on the event loop, so
-// abortAndPauseCleaning does not wait (Kafka's waits for the cleaner thread to notice the abort).
+// Everything here is synchronous. A clean takes turns with the rest of the event loop (cleaner.ts), so a
+// pause can come while one is part-way: abortAndPauseCleaning then has the cleaner end it before it
+// returns (the abort listener, CleanerThread.abortClean), which is what Kafka's achieves by waiting for
+// its cleaner thread to notice the abort; the partition is paused when it returns either way.
 
 import { join } from "node:path";
 import { Logger } from "../../common/logger.js";
@@ -91,6 +93,8 @@ export class LogCleanerManager {
   dirtiestLogCleanableRatio = 0;
   /** Largest max-compaction delay seen by the last selection, ms. */
   maxCompactionDelayMs = 0;
+  /** Told when a clean in progress is aborted; it ends the clean before returning (CleanerThread). */
+  private abortListener: ((tp: TopicPartition) => void) | undefined;
 
   constructor(
     readonly logDirs: readonly string[],
@@ -100,6 +104,11 @@ export class LogCleanerManager {
   ) {
     this.logger = logger ?? new Logger("kafka.log.LogCleanerManager");
     for (const dir of logDirs) this.checkpoints.set(dir, this.readCheckpointFile(dir));
+  }
+
+  /** The cleaner thread to stop, synchronously, when the log it is cleaning is aborted. */
+  setAbortListener(listener: (tp: TopicPartition) => void): void {
+    this.abortListener = listener;
   }
 
   private checkpointFile(dir: string): OffsetCheckpointFile {
@@ -271,14 +280,16 @@ export class LogCleanerManager {
 
   /**
    * Stops cleaning `tp` until resumeCleaning (Kafka's abortAndPauseCleaning): a clean in progress is marked
-   * aborted (it pauses when it ends), otherwise the pause count goes up.
+   * aborted and ended by the abort listener (its doneCleaning pauses it), otherwise the pause count goes up.
    */
   abortAndPauseCleaning(tp: TopicPartition): void {
     const key = topicPartitionKey(tp);
     const state = this.inProgress.get(key);
     if (state === undefined) this.inProgress.set(key, { kind: "paused", count: 1 });
-    else if (state.kind === "in-progress") this.inProgress.set(key, { kind: "aborted" });
-    else if (state.kind === "paused") this.inProgress.set(key, { kind: "paused", count: state.count + 1 });
+    else if (state.kind === "in-progress") {
+      this.inProgress.set(key, { kind: "aborted" });
+      this.abortListener?.(tp);
+    } else if (state.kind === "paused") this.inProgress.set(key, { kind: "paused", count: state.count + 1 });
     this.logger.info(`The cleaning for partition ${key} is aborted and paused`);
   }
 
@@ -297,7 +308,7 @@ export class LogCleanerManager {
     this.logger.info(`Cleaning for partition ${key} is resumed`);
   }
 
-  /** Whether a clean in progress was aborted (the cleaner checks between segment groups). */
+  /** Whether a clean in progress was aborted (the cleaner checks between its steps). */
   isAborted(tp: TopicPartition): boolean {
     return this.inProgress.get(topicPartitionKey(tp))?.kind === "aborted";
   }
