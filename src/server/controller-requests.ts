@@ -8,6 +8,7 @@
 // __consumer_offsets / __transaction_state partitions to the coordinators.
 
 import { Logger } from "../common/logger.js";
+import { getOrCreate } from "../common/maps.js";
 import { ErrorCode } from "../protocol/errors.js";
 import type { LeaderAndIsrRequest } from "../protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { LeaderAndIsrResponse } from "../protocol/generated/messages/LeaderAndIsrResponse.js";
@@ -96,11 +97,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
         { topicId: string; partitionErrors: LeaderAndIsrResponse["partitionErrors"] }
       >();
       for (const s of states) {
-        let t = byTopic.get(s.topic);
-        if (!t) {
-          t = { topicId: s.topicId, partitionErrors: [] };
-          byTopic.set(s.topic, t);
-        }
+        const t = getOrCreate(byTopic, s.topic, () => ({ topicId: s.topicId, partitionErrors: [] }));
         t.partitionErrors.push({ topicName: s.topic, partitionIndex: s.partition, errorCode: codeOf(s) });
       }
       return { errorCode, partitionErrors: [], topics: [...byTopic.values()] };

@@ -6,6 +6,7 @@
 // broker's epoch, so a broker can refuse a stale controller (STALE_CONTROLLER_EPOCH) or a request meant
 // for its previous incarnation (STALE_BROKER_EPOCH).
 
+import { getOrCreate } from "../../common/maps.js";
 import type { LeaderAndIsrPartitionState } from "../../protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
 import type { StopReplicaResponse } from "../../protocol/generated/messages/StopReplicaResponse.js";
@@ -59,11 +60,7 @@ export class ControllerBrokerRequestBatch {
     const replicas = this.context.replicasFor(tp.topic, tp.partition);
     for (const id of brokerIds) {
       if (!this.context.isLive(id)) continue;
-      let m = this.leaderAndIsr.get(id);
-      if (!m) {
-        m = new Map();
-        this.leaderAndIsr.set(id, m);
-      }
+      const m = getOrCreate(this.leaderAndIsr, id, () => new Map());
       const prev = m.get(k);
       m.set(k, {
         topicName: tp.topic,
@@ -93,11 +90,7 @@ export class ControllerBrokerRequestBatch {
     const leaderEpoch = this.context.leadership.get(k)?.leaderAndIsr.leaderEpoch ?? -1;
     for (const id of brokerIds) {
       if (!this.context.isLive(id)) continue;
-      let m = this.stopReplica.get(id);
-      if (!m) {
-        m = new Map();
-        this.stopReplica.set(id, m);
-      }
+      const m = getOrCreate(this.stopReplica, id, () => new Map());
       const prev = m.get(k);
       m.set(k, {
         topic: tp.topic,
@@ -137,11 +130,11 @@ export class ControllerBrokerRequestBatch {
       >();
       const leaders = new Set<number>();
       for (const s of states.values()) {
-        let t = byTopic.get(s.topicName);
-        if (!t) {
-          t = { topicName: s.topicName, topicId: s.topicId, partitionStates: [] };
-          byTopic.set(s.topicName, t);
-        }
+        const t = getOrCreate(byTopic, s.topicName, () => ({
+          topicName: s.topicName,
+          topicId: s.topicId,
+          partitionStates: [],
+        }));
         const { topicId: _id, ...state } = s;
         t.partitionStates.push(state);
         if (s.leader >= 0) leaders.add(s.leader);
@@ -199,11 +192,7 @@ export class ControllerBrokerRequestBatch {
         }
       >();
       for (const s of states.values()) {
-        let t = byTopic.get(s.topic);
-        if (!t) {
-          t = { topicName: s.topic, partitionStates: [] };
-          byTopic.set(s.topic, t);
-        }
+        const t = getOrCreate(byTopic, s.topic, () => ({ topicName: s.topic, partitionStates: [] }));
         t.partitionStates.push({
           partitionIndex: s.partition,
           leaderEpoch: s.leaderEpoch,
@@ -248,15 +237,11 @@ export class ControllerBrokerRequestBatch {
       if (l === undefined) continue;
       const replicas = ctx.replicasFor(tp.topic, tp.partition);
       const deleting = ctx.topicsToBeDeleted.has(tp.topic);
-      let t = byTopic.get(tp.topic);
-      if (!t) {
-        t = {
-          topicName: tp.topic,
-          topicId: ctx.topicIds.get(tp.topic) ?? "AAAAAAAAAAAAAAAAAAAAAA",
-          partitionStates: [],
-        };
-        byTopic.set(tp.topic, t);
-      }
+      const t = getOrCreate(byTopic, tp.topic, () => ({
+        topicName: tp.topic,
+        topicId: ctx.topicIds.get(tp.topic) ?? "AAAAAAAAAAAAAAAAAAAAAA",
+        partitionStates: [],
+      }));
       t.partitionStates.push({
         topicName: tp.topic,
         partitionIndex: tp.partition,

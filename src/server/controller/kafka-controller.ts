@@ -9,6 +9,7 @@
 // expiry (resign; after the new session: re-register the broker, re-elect).
 
 import { Logger } from "../../common/logger.js";
+import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
@@ -268,11 +269,7 @@ export class KafkaController {
       if (ctx.topicsToBeDeleted.has(tp.topic)) continue;
       for (const r of ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.isr ?? []) {
         if (ctx.isLive(r)) continue;
-        let l = deadInIsr.get(r);
-        if (!l) {
-          l = [];
-          deadInIsr.set(r, l);
-        }
+        const l = getOrCreate(deadInIsr, r, () => []);
         l.push(tp);
       }
     }

@@ -2,6 +2,7 @@
 // partitions. Only the active controller answers (others: NOT_CONTROLLER); the checks and the znode write
 // are KafkaController.alterPartition's. Versions 0–1 (topics by name, ISR as broker ids).
 
+import { getOrCreate } from "../../common/maps.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { AlterPartitionRequest } from "../../protocol/generated/messages/AlterPartitionRequest.js";
@@ -30,11 +31,11 @@ export function alterPartitionHandler(services: BrokerServices): HandlerRegistra
       const results = await controller.alterPartition(request.brokerId, request.brokerEpoch, items);
       const byTopic = new Map<string, AlterPartitionResponse["topics"][number]>();
       for (const r of results) {
-        let t = byTopic.get(r.topic);
-        if (!t) {
-          t = { topicName: r.topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partitions: [] };
-          byTopic.set(r.topic, t);
-        }
+        const t = getOrCreate(byTopic, r.topic, () => ({
+          topicName: r.topic,
+          topicId: "AAAAAAAAAAAAAAAAAAAAAA",
+          partitions: [],
+        }));
         t.partitions.push({
           partitionIndex: r.partition,
           errorCode: r.errorCode,

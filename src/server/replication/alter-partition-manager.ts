@@ -6,6 +6,7 @@
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import { Logger } from "../../common/logger.js";
+import { getOrCreate } from "../../common/maps.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
@@ -167,11 +168,7 @@ export class AlterPartitionManager {
 export function groupByTopic(items: readonly AlterPartitionItem[]): Map<string, AlterPartitionItem[]> {
   const out = new Map<string, AlterPartitionItem[]>();
   for (const i of items) {
-    let l = out.get(i.topic);
-    if (!l) {
-      l = [];
-      out.set(i.topic, l);
-    }
+    const l = getOrCreate(out, i.topic, () => []);
     l.push(i);
   }
   return out;

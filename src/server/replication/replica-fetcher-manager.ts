@@ -4,6 +4,7 @@
 // log end offset) and removes those it now leads; StopReplica removes them too.
 
 import { Logger } from "../../common/logger.js";
+import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import type { TopicPartition } from "../../common/topic-partition.js";
 import { type ReplicaFetcherConfig, ReplicaFetcherThread } from "./replica-fetcher-thread.js";
@@ -43,11 +44,7 @@ export class ReplicaFetcherManager {
     for (const p of partitions) {
       this.removeFetcherForPartitions([p.topicPartition]);
       if (p.leaderId < 0) continue;
-      let l = byLeader.get(p.leaderId);
-      if (!l) {
-        l = [];
-        byLeader.set(p.leaderId, l);
-      }
+      const l = getOrCreate(byLeader, p.leaderId, () => []);
       l.push(p);
     }
     for (const [leaderId, list] of byLeader) {

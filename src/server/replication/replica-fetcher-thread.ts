@@ -11,6 +11,7 @@
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import type { Logger } from "../../common/logger.js";
+import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { ErrorCode } from "../../protocol/errors.js";
@@ -132,11 +133,11 @@ export class ReplicaFetcherThread {
     for (const s of ready) {
       const log = this.replicaManager.getPartition(s.topicPartition)?.log;
       if (log === undefined) continue;
-      let t = byTopic.get(s.topicPartition.topic);
-      if (!t) {
-        t = { topic: s.topicPartition.topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partitions: [] };
-        byTopic.set(s.topicPartition.topic, t);
-      }
+      const t = getOrCreate(byTopic, s.topicPartition.topic, () => ({
+        topic: s.topicPartition.topic,
+        topicId: "AAAAAAAAAAAAAAAAAAAAAA",
+        partitions: [],
+      }));
       t.partitions.push({
         partition: s.topicPartition.partition,
         currentLeaderEpoch: s.currentLeaderEpoch,
@@ -189,11 +190,7 @@ export class ReplicaFetcherThread {
       Array<{ partition: number; currentLeaderEpoch: number; leaderEpoch: number }>
     >();
     for (const s of states) {
-      let l = byTopic.get(s.topicPartition.topic);
-      if (!l) {
-        l = [];
-        byTopic.set(s.topicPartition.topic, l);
-      }
+      const l = getOrCreate(byTopic, s.topicPartition.topic, () => []);
       l.push({
         partition: s.topicPartition.partition,
         currentLeaderEpoch: s.currentLeaderEpoch,

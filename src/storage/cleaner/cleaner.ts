@@ -17,19 +17,21 @@
 // - Every offset kept keeps its value: batches keep their base and last offsets, so offsets are preserved
 //   and only gaps appear.
 // - Memory: the offset map (log.cleaner.dedupe.buffer.size / threads) plus one read chunk
-//   (log.cleaner.io.buffer.size, or one batch when larger, up to max.message.bytes) and its output.
+//   (log.cleaner.io.buffer.size but at most STEP_BYTES, or one batch when larger, up to
+//   max.message.bytes) and its output.
 // - A failure leaves the log as it was (the .cleaned files are removed); the cleaner thread then marks
 //   the partition uncleanable.
-// Taking turns: a clean is a generator (Cleaner.cleanSteps, CleanerThread.iteration) that yields after each
-// chunk it reads (log.cleaner.io.buffer.size), so the log manager runs it in slices of a few milliseconds
-// and the event loop serves requests, timers and the ZooKeeper session in between (Kafka runs its cleaner
-// on threads of its own). Between two steps the log may change, so after each one the clean checks that it
-// was not aborted and that the segments it works on are still the log's; if not it stops
-// (LogCleaningAbortedError) and leaves the log as it was. Truncation and deletion abort a clean through
-// LogCleanerManager.abortAndPauseCleaning, which ends it at once (CleanerThread.abortClean: the generator
-// is returned, its .cleaned files removed), as Kafka's waits for its cleaner thread to stop. Appends go to
-// the active segment, which a clean never touches. Cleaner.clean and CleanerThread.tryCleanFilthiestLog
-// run the same steps to the end at once.
+// Taking turns: a clean is a generator (Cleaner.cleanSteps, CleanerThread.iteration) that yields after
+// each chunk it reads (at most STEP_BYTES) and each 8 MiB of the offset map it clears, so the log manager
+// runs it in slices of a few milliseconds and the event loop serves requests, timers and the ZooKeeper
+// session in between (Kafka runs its cleaner on threads of its own). The log may change between two
+// steps, so after each one the clean checks that it was not aborted and that the segments it works on are
+// still the log's; if not it stops (LogCleaningAbortedError): the `.cleaned` segment being written is
+// removed, groups already swapped in stay (each is a complete clean of its segments), the checkpoint does
+// not move. Truncation and deletion abort a clean through LogCleanerManager.abortAndPauseCleaning, which
+// ends it before returning (CleanerThread.abortClean returns the generator), as Kafka's waits for its
+// cleaner thread to stop. Appends go to the active segment, which a clean never touches.
+// Cleaner.clean and CleanerThread.tryCleanFilthiestLog run the same steps to the end at once.
 
 import { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
@@ -121,6 +123,13 @@ function* readSegmentChunks(
   }
 }
 
+/**
+ * The most a clean reads (and so maps or filters) in one step, below log.cleaner.io.buffer.size (512 KiB):
+ * 128 KiB of small records take a few milliseconds to map or clean, which bounds how long the event loop
+ * waits past a slice's end (a batch larger than this still comes whole).
+ */
+const STEP_BYTES = 128 * 1024;
+
 /** Runs a generator to its end and returns its value. */
 function runToEnd<T>(steps: Generator<void, T, void>): T {
   for (;;) {
@@ -196,7 +205,7 @@ export class Cleaner {
     const map = this.offsetMap();
 
     // 1. The offset map over the dirty section.
-    map.clear();
+    yield* map.clearSteps();
     const dirty = segmentsNow.filter(
       (s, i) =>
         s !== active && s.baseOffset < upper && (segmentsNow[i + 1]?.baseOffset ?? 0n) > firstDirtyOffset,
@@ -219,7 +228,7 @@ export class Cleaner {
       yield* readSegmentChunks(
         s,
         from,
-        this.config.ioBufferSize,
+        Math.min(this.config.ioBufferSize, STEP_BYTES),
         (chunk) => builder.addBatches(chunk),
         check([s]),
       );
@@ -321,7 +330,7 @@ export class Cleaner {
         yield* readSegmentChunks(
           s,
           s.baseOffset,
-          this.config.ioBufferSize,
+          Math.min(this.config.ioBufferSize, STEP_BYTES),
           (chunk) => {
             const r = cleanBatches(chunk, {
               map: this.offsetMap(),
