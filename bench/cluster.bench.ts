@@ -90,9 +90,14 @@ setInterval(() => {
   process.stderr.write("[bench-eld] " + Date.now() + " " + (h.max / 1e6).toFixed(1) + " " + (h.percentile(99) / 1e6).toFixed(1) + " " + (h.mean / 1e6).toFixed(1) + "\\n");
   h.reset();
 }, 1000).unref();`;
+/** Extra Node options for the brokers (`--broker-node-option --prof`, repeatable), for profiling. */
+const EXTRA_NODE_OPTIONS = process.argv.flatMap((a, i) =>
+  a === "--broker-node-option" && i + 1 < process.argv.length ? [process.argv[i + 1]] : [],
+);
 const NODE_OPTIONS = [
   ...TRIBUTARY_NODE_OPTIONS,
   `--import=data:text/javascript,${encodeURIComponent(ELD_PRELOAD)}`,
+  ...EXTRA_NODE_OPTIONS,
 ];
 
 // ---- output ----

@@ -37,11 +37,13 @@ import {
   GROUP_METADATA_TOPIC_NAME,
   GroupMetadataManager,
 } from "./coordinator/group/group-metadata-manager.js";
+import { AddPartitionsToTxnManager } from "./coordinator/transaction/add-partitions-to-txn-manager.js";
 import { TransactionCoordinator } from "./coordinator/transaction/transaction-coordinator.js";
 import {
   TRANSACTION_STATE_TOPIC_NAME,
   TransactionStateManager,
 } from "./coordinator/transaction/transaction-state-manager.js";
+import { TxnMarkerRouter } from "./coordinator/transaction/txn-marker-router.js";
 import type { HandlerRegistration } from "./handler.js";
 import { buildHandlers } from "./handlers/index.js";
 import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
@@ -96,6 +98,8 @@ export class KafkaServer {
   replicaManager: ReplicaManager | undefined;
   private replicaFetcherManager: ReplicaFetcherManager | undefined;
   private alterPartitionManager: AlterPartitionManager | undefined;
+  private txnMarkerRouter: TxnMarkerRouter | undefined;
+  private addPartitionsToTxnManager: AddPartitionsToTxnManager | undefined;
   groupCoordinator: GroupCoordinator | undefined;
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
@@ -271,6 +275,15 @@ export class KafkaServer {
           groups.onTransactionCompleted(tp.partition, producerId, committed);
       });
       const producerIdManager = new ProducerIdManager(config.brokerId, this.store);
+      // Markers go to each partition's leader: this broker's ReplicaManager, or WriteTxnMarkers to another.
+      const txnMarkerRouter = new TxnMarkerRouter({
+        brokerId: config.brokerId,
+        leaderOf: (tp) => cache.partitionState(tp.topic, tp.partition)?.leader ?? -1,
+        endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
+        appendLocally: (markers) => this.replicaManager!.appendTxnMarkers(markers),
+        requestTimeoutMs: config.getInt("request.timeout.ms"),
+      });
+      this.txnMarkerRouter = txnMarkerRouter;
       const rm = this.replicaManager;
       this.transactionCoordinator = new TransactionCoordinator(
         config.brokerId,
@@ -296,12 +309,20 @@ export class KafkaServer {
           this.scheduler,
         ),
         () => producerIdManager.generateProducerId(),
-        (markers) => rm.appendTxnMarkers(markers),
+        txnMarkerRouter.send,
         (topic) => cache.hasTopic(topic),
         this.time,
         this.scheduler,
       );
       this.transactionCoordinator.startup();
+      const addPartitionsToTxnManager = new AddPartitionsToTxnManager({
+        brokerId: config.brokerId,
+        coordinator: this.transactionCoordinator,
+        leaderOf: (tp) => cache.partitionState(tp.topic, tp.partition)?.leader ?? -1,
+        endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
+        requestTimeoutMs: config.getInt("request.timeout.ms"),
+      });
+      this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
       await cache.start();
@@ -360,10 +381,8 @@ export class KafkaServer {
             controller.isActive
               ? (id, epoch, items) => controller.alterPartition(id, epoch, items)
               : undefined,
-          endpoint: () => {
-            const id = cache.controllerId;
-            return id >= 0 ? cache.endpointFor(id, config.interBrokerListenerName) : undefined;
-          },
+          controllerId: () => cache.controllerId,
+          endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
         },
         this.scheduler,
         config.getLong("replica.lag.time.max.ms"),
@@ -386,6 +405,7 @@ export class KafkaServer {
         groupCoordinator: this.groupCoordinator,
         producerIdManager,
         transactionCoordinator: this.transactionCoordinator,
+        addPartitionsToTxnManager,
         controller,
         controllerRequests,
       };
@@ -660,6 +680,8 @@ export class KafkaServer {
     for (const hook of [...this.shutdownHooks].reverse()) await step("running a shutdown hook", hook);
     const tc = this.transactionCoordinator;
     if (tc !== undefined) await step("shutting down the transaction coordinator", () => tc.shutdown());
+    this.txnMarkerRouter?.close();
+    this.addPartitionsToTxnManager?.close();
     const gc = this.groupCoordinator;
     if (gc !== undefined) await step("shutting down the group coordinator", () => gc.shutdown());
     this.alterPartitionManager?.shutdown();

@@ -7,6 +7,7 @@ import type { LogManager } from "../storage/log-manager.js";
 import type { KafkaController } from "./controller/kafka-controller.js";
 import type { ControllerRequests } from "./controller-requests.js";
 import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
+import type { AddPartitionsToTxnManager } from "./coordinator/transaction/add-partitions-to-txn-manager.js";
 import type { TransactionCoordinator } from "./coordinator/transaction/transaction-coordinator.js";
 import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
@@ -32,6 +33,8 @@ export interface BrokerServices {
   readonly producerIdManager: ProducerIdManager;
   /** Transactional ids and their transactions (__transaction_state). */
   readonly transactionCoordinator: TransactionCoordinator;
+  /** KIP-890 verification of transactional appends with the transaction's coordinator (here or elsewhere). */
+  readonly addPartitionsToTxnManager: AddPartitionsToTxnManager;
   /** This broker's controller (active or not): ControlledShutdown, and the NOT_CONTROLLER checks. */
   readonly controller: KafkaController;
   /** LeaderAndIsr / UpdateMetadata / StopReplica from the controller. */

@@ -6,8 +6,9 @@
 // recompression to the topic's compression.type), validates CRC and sizes (CORRUPT_MESSAGE,
 // MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), assigns offsets and waits for the ISR with acks=-1; an
 // offline partition answers KAFKA_STORAGE_ERROR. A transactional batch for a partition where its producer
-// has no open transaction is first verified with the transaction coordinator (KIP-890 part 1:
-// INVALID_TXN_STATE unless the partition was added to the ongoing transaction). acks=0 gets no response.
+// has no open transaction is first verified with the transaction coordinator, on this broker or another
+// (KIP-890 part 1, AddPartitionsToTxnManager: INVALID_TXN_STATE unless the partition was added to the
+// ongoing transaction). acks=0 gets no response.
 // Here only batch headers are read.
 
 import { ErrorCode, type ErrorName, errorDefinition, KafkaError } from "../../protocol/errors.js";
@@ -148,7 +149,7 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
           continue;
         }
         const tp = { topic: t.name, partition: p.index };
-        const unverified = unverifiedTransactionalAppend(
+        const unverified = await unverifiedTransactionalAppend(
           services,
           request.transactionalId,
           tp,
@@ -205,12 +206,12 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
  * transaction's batch cannot land in a later one. Answers INVALID_TXN_STATE (or the coordinator's error,
  * e.g. PRODUCER_FENCED) otherwise; undefined when the append may go ahead.
  */
-function unverifiedTransactionalAppend(
+async function unverifiedTransactionalAppend(
   services: BrokerServices,
   transactionalId: string | null,
   tp: { topic: string; partition: number },
   records: Buffer,
-): { error: ErrorName; message: string } | undefined {
+): Promise<{ error: ErrorName; message: string } | undefined> {
   if (records.length < RECORD_BATCH_OVERHEAD) return undefined;
   if ((records.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0) return undefined;
   const producerId = records.readBigInt64BE(PRODUCER_ID_OFFSET);
@@ -222,14 +223,13 @@ function unverifiedTransactionalAppend(
   // Kafka refuses transactional records without a transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   // this broker accepts them unverified (the log-side tests write such batches directly).
   if (transactionalId === null) return undefined;
-  const { error, partitionErrors } = services.transactionCoordinator.verifyTransaction(
+  // The coordinator may be another broker (AddPartitionsToTxn v4 with verify_only, KIP-890).
+  const code = await services.addPartitionsToTxnManager.verify(
     transactionalId,
     producerId,
     producerEpoch,
-    [tp],
+    tp,
   );
-  const code =
-    error !== ErrorCode.NONE ? error : (partitionErrors.get(`${tp.topic}-${tp.partition}`) ?? ErrorCode.NONE);
   if (code === ErrorCode.NONE) return undefined;
   return {
     error: (errorDefinition(code)?.name ?? "INVALID_TXN_STATE") as ErrorName,

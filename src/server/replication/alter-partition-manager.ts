@@ -4,12 +4,12 @@
 // replica.lag.time.max.ms. One change in flight per partition; the controller writes the partition state
 // znode (same leader epoch, new partition epoch) and the leader applies the ISR it answers.
 
-import { BrokerConnection } from "../../client/network/broker-connection.js";
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
+import { InterBrokerConnections } from "../inter-broker-connections.js";
 import type { Partition } from "./partition.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
@@ -30,7 +30,7 @@ export interface AlterPartitionResult {
   readonly partitionEpoch: number;
 }
 
-/** Where AlterPartition goes: the local controller when active, else the controller broker's endpoint. */
+/** Where AlterPartition goes: the local controller when active, else the controller broker. */
 export interface ControllerTarget {
   local():
     | ((
@@ -39,13 +39,16 @@ export interface ControllerTarget {
         items: AlterPartitionItem[],
       ) => Promise<AlterPartitionResult[]>)
     | undefined;
-  endpoint(): { host: string; port: number } | undefined;
+  /** The controller's broker id as this broker's metadata knows it (-1: none). */
+  controllerId(): number;
+  endpointOf(brokerId: number): { host: string; port: number } | undefined;
 }
 
 export class AlterPartitionManager {
   private readonly inFlight = new Set<string>();
   private shrinkTask: ScheduledTask | undefined;
   private readonly log: Logger;
+  private readonly connections: InterBrokerConnections;
 
   constructor(
     private readonly brokerId: number,
@@ -54,9 +57,14 @@ export class AlterPartitionManager {
     private readonly controller: ControllerTarget,
     private readonly scheduler: Scheduler,
     private readonly replicaLagTimeMaxMs: number,
-    private readonly requestTimeoutMs: number,
+    requestTimeoutMs: number,
   ) {
     this.log = new Logger("kafka.server.AlterPartitionManager", `AlterPartitionManager brokerId=${brokerId}`);
+    this.connections = new InterBrokerConnections(
+      `broker-${brokerId}-alter-partition`,
+      (id) => controller.endpointOf(id),
+      requestTimeoutMs,
+    );
   }
 
   /** Starts the periodic ISR-shrink check (Kafka's isr-expiration task, every lag / 2). */
@@ -78,6 +86,7 @@ export class AlterPartitionManager {
   shutdown(): void {
     this.shrinkTask?.cancel();
     this.shrinkTask = undefined;
+    this.connections.close();
   }
 
   /** A follower fetched: propose it for the ISR if it caught up. */
@@ -116,12 +125,9 @@ export class AlterPartitionManager {
   private async send(items: AlterPartitionItem[]): Promise<AlterPartitionResult[]> {
     const local = this.controller.local();
     if (local !== undefined) return local(this.brokerId, this.brokerEpoch(), items);
-    const e = this.controller.endpoint();
-    if (e === undefined) throw new Error("no controller is known");
-    const conn = await BrokerConnection.connect(e.host, e.port, {
-      clientId: `broker-${this.brokerId}-alter-partition`,
-      requestTimeoutMs: this.requestTimeoutMs,
-    });
+    const controllerId = this.controller.controllerId();
+    if (controllerId < 0) throw new Error("no controller is known");
+    const conn = await this.connections.get(controllerId);
     try {
       const version = Math.min(1, conn.versionFor(Apis.AlterPartition));
       const res = await conn.send(Apis.AlterPartition, version, {
@@ -159,8 +165,9 @@ export class AlterPartitionManager {
           partitionEpoch: p.partitionEpoch,
         })),
       );
-    } finally {
-      conn.close();
+    } catch (e) {
+      this.connections.drop(controllerId);
+      throw e;
     }
   }
 }

@@ -1,7 +1,8 @@
-// TransactionMarkerChannelManager, single-broker form: once PrepareCommit/PrepareAbort is written, the
-// coordinator writes the COMMIT/ABORT markers to every partition of the transaction through the partition
-// leader's WriteTxnMarkers path (ReplicaManager.appendTxnMarkers — the coordinator calls its own broker's,
-// "even when that is itself"), retries the partitions that answered a retriable error every
+// TransactionMarkerChannelManager: once PrepareCommit/PrepareAbort is written, the coordinator writes the
+// COMMIT/ABORT markers to every partition of the transaction through the partition leaders' WriteTxnMarkers
+// path (an injected AppendTxnMarkers: TxnMarkerRouter, which calls this broker's
+// ReplicaManager.appendTxnMarkers for the partitions it leads — Kafka's "even when that is itself" — and
+// sends WriteTxnMarkers to the other leaders), retries the partitions that answered a retriable error every
 // retry.backoff.ms, drops partitions of deleted topics, gives up when the coordinator was fenced, and then
 // writes CompleteCommit/CompleteAbort (retried while the log is unavailable), as Kafka's
 // TransactionMarkerChannelManager and TransactionMarkerRequestCompletionHandler do.
