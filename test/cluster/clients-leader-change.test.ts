@@ -10,8 +10,7 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
 
@@ -245,22 +244,6 @@ function startKafkaJs(bootstrap: string, topic: string): RunningProducer {
   return { name: "KafkaJS", topic, acks: () => report.acked.length, done };
 }
 
-/** `tributary dump-log --print-data-log` of a partition's segments: offset → value. */
-async function logContents(c: ClusterHarness, brokerId: number, topic: string): Promise<Map<number, string>> {
-  const dir = join(c.broker(brokerId).logDir, `${topic}-0`);
-  const out = new Map<number, string>();
-  if (!existsSync(dir)) return out;
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith(".log"))
-    .sort()
-    .map((f) => join(dir, f));
-  if (files.length === 0) return out;
-  const r = await c.tributary(["dump-log", "--files", files.join(","), "--print-data-log"]);
-  if (r.code !== 0) throw new Error(describeResult(`dump-log ${dir}`, r));
-  for (const m of r.stdout.matchAll(/^\| offset: (\d+) .*? payload: (.*)$/gm)) out.set(Number(m[1]), m[2]);
-  return out;
-}
-
 const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
 
 describe("producers across a leader change (SIGTERM of the leader)", {
@@ -361,7 +344,7 @@ describe("producers across a leader change (SIGTERM of the leader)", {
           const what = `${p.name} (acknowledged when the leader was stopped: ${acksAtStop})`;
           assert.deepEqual(report.errors, [], `${what}: delivery errors`);
           const values = Array.from({ length: N }, (_, k) => `${p.topic}-${String(k).padStart(4, "0")}`);
-          const newLog = await logContents(c, next, p.topic);
+          const newLog = await c.partitionLog(next, p.topic, 0);
           const inNew = new Map([...newLog].map(([offset, v]) => [v, offset]));
           if (report.sent) {
             // kcat: exit status 0 and no failure line means every line was delivered (acks=all).

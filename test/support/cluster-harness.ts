@@ -11,6 +11,8 @@
 // `logTails()` gives the last lines of every broker and ZooKeeper server; `withLogTails` wraps a test
 // body so a failure prints them. Every wait is bounded.
 
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { WireClient } from "../server/wire-client.js";
@@ -321,6 +323,22 @@ export class ClusterHarness {
       ephemeralOwner: BigInt(raw.ephemeralOwner),
       raw,
     };
+  }
+
+  /** A replica's records as `tributary dump-log --print-data-log` reads its segments: offset → value. */
+  async partitionLog(brokerId: number, topic: string, partition: number): Promise<Map<number, string>> {
+    const dir = join(this.broker(brokerId).logDir, `${topic}-${partition}`);
+    const out = new Map<number, string>();
+    if (!existsSync(dir)) return out;
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".log"))
+      .sort()
+      .map((f) => join(dir, f));
+    if (files.length === 0) return out;
+    const r = await this.tributary(["dump-log", "--files", files.join(","), "--print-data-log"]);
+    if (r.code !== 0) throw new Error(describeResult(`dump-log ${dir}`, r));
+    for (const m of r.stdout.matchAll(/^\| offset: (\d+) .*? payload: (.*)$/gm)) out.set(Number(m[1]), m[2]);
+    return out;
   }
 
   /** The broker id in /controller, or undefined when there is no controller. */
