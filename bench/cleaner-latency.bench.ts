@@ -21,10 +21,14 @@
 // nodejs_eventloop_lag_max_seconds (and p99), which covers the interval since the previous scrape (the
 // broker resets it on every scrape; src/server/metrics/runtime-metrics.ts). Cleaning time: from the
 // broker's "Cleaning log" / "Cleaned log" lines (src/storage/cleaner/cleaner.ts; the first is logged
-// once the offset map is built) and the alter request. Prints a table; exits 1 when something failed.
+// once the offset map is built) and the alter request. Also over the clean: the broker's CPU and RSS, how
+// busy the machine's CPUs were (/proc/stat: other processes slow the broker down) and the bytes the
+// broker's reads had to fetch from storage (/proc/<pid>/io read_bytes: reads the page cache missed).
+// Prints a table; exits 1 when something failed.
 // The run is bounded to 5 minutes; the broker and its directory are removed on every exit path.
 
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -174,6 +178,25 @@ async function scrapeLag(broker: BrokerHarness): Promise<{ max: number; p99: num
 const lagFigures = (l: { max: number; p99: number; mean: number }): string =>
   `max ${ms(l.max)}, p99 ${ms(l.p99)}, mean ${ms(l.mean)}`;
 
+// ---- /proc ----
+
+/** Bytes the process had the block layer fetch for it (read_bytes of /proc/<pid>/io): reads the page cache missed. */
+function storageReadBytes(pid: number): number {
+  try {
+    const m = /^read_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"));
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The machine's CPU time so far (/proc/stat's first line): busy and total jiffies. */
+function machineCpu(): { busy: number; total: number } {
+  const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total }; // less idle and iowait
+}
+
 // ---- the broker's log lines ----
 
 /** Date.now() value of a "[yyyy-MM-dd HH:mm:ss,SSS] LEVEL ..." line's stamp (the broker's local time). */
@@ -322,6 +345,8 @@ async function main(): Promise<number> {
     sampler.add("broker", broker.pid!);
     const logFrom = broker.stdout.length;
     await scrapeLag(broker);
+    const read0 = storageReadBytes(broker.pid!);
+    const cpu0 = machineCpu();
     sampler.start();
     const probe = startProbe(probeConn);
     await sleep(200);
@@ -336,6 +361,8 @@ async function main(): Promise<number> {
     await sleep(1000);
     const cleanProbe = await probe.stop();
     sampler.stop();
+    const read1 = storageReadBytes(broker.pid!);
+    const cpu1 = machineCpu();
     const cleanLag = await scrapeLag(broker);
     const cleaning = lineAfter(broker, logFrom, new RegExp(`Cleaning log ${TOPIC}-0`)) ?? "";
     const cleaned = lineAfter(broker, logFrom, cleanedPattern) ?? "";
@@ -355,6 +382,14 @@ async function main(): Promise<number> {
         "broker while cleaning",
         `${u.cores.toFixed(2)} cores (${u.cpuSeconds.toFixed(1)} CPU-s in ${u.wallSeconds.toFixed(1)} s), RSS up to ${(u.peakRssKiB / 1024).toFixed(1)} MiB`,
       );
+    row(
+      "machine while cleaning (all CPUs, /proc/stat)",
+      `${((100 * (cpu1.busy - cpu0.busy)) / (cpu1.total - cpu0.total)).toFixed(0)} % busy`,
+    );
+    row(
+      "broker reads the page cache missed while cleaning (/proc/<pid>/io read_bytes)",
+      `${((read1 - read0) / 1e6).toFixed(1)} MB`,
+    );
     console.log(`  broker: ${cleaning.trim()}`);
     console.log(`  broker: ${cleaned.trim()}`);
   } catch (e) {

@@ -2,10 +2,17 @@
 // with `npm run bench:cluster` (options after `--`: `--brokers N` default 3, `--failover-topics N` default
 // 10 and `--failover-partitions N` per topic default 100 (RF 3, or N when fewer brokers), `--topics N`
 // default 100 and `--partitions N` per topic default 100 with `--rf N` default 2 for the controller run,
-// `--session-timeout MS` default 6000, `--create-budget S` bound in seconds on creating the controller
-// run's partitions, default 240 (fewer whole batches of 10 topics are created when the rate seen says
-// the rest would not fit, and the run says so), `--poll-gap MS` pause between two Metadata requests of
-// one poller, default 10).
+// `--batch N` topics per CreateTopics request, default 1, `--session-timeout MS` default 6000,
+// `--create-budget S` bound in seconds on creating the controller run's partitions, default 240 (fewer
+// whole requests are made when the rate seen says the rest would not fit, and the run says so),
+// `--poll-gap MS` pause between two Metadata requests of one poller, default 10, `--only 1,2,3` the runs
+// to do (3 includes 4), `--keep-logs DIR` writes every broker's output there, `--broker-node-option X`
+// (repeatable) adds a Node option to the brokers, e.g. `--prof`).
+//
+// Topics are created one per CreateTopics request: a broker applies a LeaderAndIsr synchronously and
+// fsyncs each new leader's leader-epoch-checkpoint, so one request of 10 × 100 partitions stalled every
+// broker's event loop ~8 s on this machine, past the 6 s ZooKeeper session, and the cluster re-elected
+// its controller before the failover could be measured (docs/benchmarks.md).
 //
 // One ZooKeeper server (test/support/zookeeper-harness.ts, tickTime 500) and, per run, a fresh cluster of
 // brokers (test/support/broker-harness.ts: `tributary server-start`, or TRIBUTARY_DIST's build) with
@@ -180,6 +187,48 @@ function logLine(
 function countLines(b: BrokerHarness, re: RegExp): number {
   const { out, err } = sinceLastStart(b);
   return `${out}\n${err}`.split("\n").filter((l) => re.test(l)).length;
+}
+
+/** Lines of the broker's whole output matching `re` stamped at or after `from`. */
+function countSince(b: BrokerHarness, re: RegExp, from: number): number {
+  return `${b.stdout}\n${b.stderr}`.split("\n").filter((l) => re.test(l) && (stampOf(l) ?? 0) >= from).length;
+}
+
+/**
+ * What a failover did to the surviving brokers between `from` and `to`: controller elections
+ * (/controller_epoch before → after), ZooKeeper session expiries and the worst event-loop stall of each.
+ */
+async function aftermath(
+  c: Cluster,
+  survivors: readonly number[],
+  epochBefore: string,
+  from: number,
+  to: number,
+): Promise<void> {
+  const epoch = (await c.store.get("/controller_epoch"))?.data.toString("utf8");
+  const expiries = survivors.map((i) => countSince(c.brokers[i], /Session expired/, from));
+  const stalls = survivors.map((i) =>
+    Math.max(
+      0,
+      ...eldWindows(c.brokers[i])
+        .filter((w) => w.at > from && w.at <= to + 1000)
+        .map((w) => w.max),
+    ),
+  );
+  record(
+    "survivors meanwhile: /controller_epoch before → after / ZooKeeper session expiries / worst event-loop stall",
+    `${epochBefore} → ${epoch} / ${survivors.map((i, j) => `broker ${i}: ${expiries[j]}`).join(", ")} / ${survivors.map((i, j) => `broker ${i}: ${ms(stalls[j])}`).join(", ")}`,
+  );
+  if (expiries.some((n) => n > 0)) {
+    failed = true;
+    for (const i of survivors) {
+      const l = logLine(c.brokers[i], /Client session timed out/, true, from);
+      if (l) finding(`cluster ${c.label}, broker ${i} after the failure: ${l.line}`);
+    }
+    finding(
+      `cluster ${c.label}: the failover stalled survivors' event loops past the ZooKeeper session timeout: ${expiries.reduce((a, b) => a + b, 0)} session expiries, /controller_epoch ${epochBefore} → ${epoch}`,
+    );
+  }
 }
 
 interface EldWindow {
@@ -698,6 +747,7 @@ async function brokerFailover(zk: ZooKeeperHarness, signal: "SIGTERM" | "SIGKILL
     const bound = Date.now() + Math.min(signal === "SIGTERM" ? 60_000 : 30_000 + SESSION_TIMEOUT_MS, left());
     const vb = c.brokers[victim];
     const cpu0 = cpuSeconds(c.brokers[controller].pid!);
+    const epochBefore = (await c.store.get("/controller_epoch"))?.data.toString("utf8") ?? "?";
     const znodeGone = whenDeleted(c.store, `/brokers/ids/${victim}`, bound);
     await sleep(200); // the watch is set
     const t0 = Date.now();
@@ -752,6 +802,8 @@ async function brokerFailover(zk: ZooKeeperHarness, signal: "SIGTERM" | "SIGKILL
         `${ms(done - gone)} (first partition moved ${ms(Math.min(...polls.map((p) => p.firstAt ?? Number.NaN)) - gone)} after)`,
       );
     record("controller process CPU from the signal to the end of this measurement", `${cpu.toFixed(2)} s`);
+    await sleep(1100); // the last event-loop window
+    await aftermath(c, survivors, epochBefore, t0, Number.isNaN(done) ? Date.now() : done);
 
     // The controller's and the stopped broker's own account.
     const cb = c.brokers[controller];
@@ -832,6 +884,7 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
     const bound = Date.now() + Math.min(60_000 + SESSION_TIMEOUT_MS, left());
     const vb = c.brokers[controller];
     const cpu0 = new Map(survivors.map((i) => [i, cpuSeconds(c.brokers[i].pid!)]));
+    const epochBefore = (await c.store.get("/controller_epoch"))?.data.toString("utf8") ?? "?";
     const gone = whenDeleted(c.store, "/controller", bound);
     const brokerGone = whenDeleted(c.store, `/brokers/ids/${controller}`, bound);
     await sleep(200);
@@ -886,10 +939,14 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
       );
       if (init) note(init.line.replace(/^\[[^\]]*\] /, ""));
       const doneAll = Math.max(...results.map((r) => r.doneAt ?? Number.NaN));
-      record(
-        "new controller: event-loop delay from the SIGKILL to all leaders seen",
-        eldSummary(eldWindows(nb), t0, doneAll),
-      );
+      const end = Number.isNaN(doneAll) ? Date.now() : doneAll;
+      await sleep(1100); // the last event-loop window
+      for (const i of survivors)
+        record(
+          `broker ${i}${i === newController ? " (new controller)" : ""}: event-loop delay from the SIGKILL to ${Number.isNaN(doneAll) ? "the bound" : "all leaders seen"}`,
+          eldSummary(eldWindows(c.brokers[i]), t0, end),
+        );
+      await aftermath(c, survivors, epochBefore, t0, end);
       record(
         "CPU used from the SIGKILL to the end of this measurement, per survivor",
         survivors

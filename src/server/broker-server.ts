@@ -350,6 +350,7 @@ export class KafkaServer {
       );
       this.replicaFetcherManager = fetchers;
       const controllerRequests: ControllerRequests = new ControllerRequests(
+        this.time,
         config.brokerId,
         () => this.brokerEpoch,
         this.replicaManager,

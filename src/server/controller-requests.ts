@@ -9,6 +9,7 @@
 
 import { Logger } from "../common/logger.js";
 import { getOrCreate } from "../common/maps.js";
+import type { Time } from "../common/time.js";
 import { ErrorCode } from "../protocol/errors.js";
 import type { LeaderAndIsrRequest } from "../protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { LeaderAndIsrResponse } from "../protocol/generated/messages/LeaderAndIsrResponse.js";
@@ -20,13 +21,16 @@ import type { ControlPlaneReceiver } from "./controller/controller-channel-manag
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { PartitionState } from "./metadata/partition-state.js";
 import type { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
-import type { ReplicaManager } from "./replication/replica-manager.js";
+import type { PartitionErrors, ReplicaManager } from "./replication/replica-manager.js";
 
 /** Leadership changes of this broker, for the coordinators (Kafka's onLeadershipChange). */
 export interface LeadershipListener {
   onBecomeLeader(topic: string, partition: number, leaderEpoch: number): void;
   onResign(topic: string, partition: number): void;
 }
+
+/** How long LeaderAndIsr works on partitions before the event loop gets a turn. */
+const SLICE_MS = 20;
 
 /** Epoch that StopReplica carries for a topic being deleted (Kafka's EpochDuringDelete). */
 const EPOCH_DURING_DELETE = -2;
@@ -39,6 +43,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
   private readonly leaderEndpoints = new Map<number, { host: string; port: number }>();
 
   constructor(
+    private readonly time: Time,
     private readonly brokerId: number,
     /** The current registration's czxid (changes when the broker registers again after a session expiry). */
     private readonly brokerEpoch: () => bigint,
@@ -113,7 +118,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
     await this.cache.loadTopicConfigs([...new Set(mine.map((s) => s.topic))]);
     for (const l of request.liveLeaders)
       this.leaderEndpoints.set(l.brokerId, { host: l.hostName, port: l.port });
-    const results = this.replicaManager.becomeLeaderOrFollower(mine);
+    const results = await this.becomeLeaderOrFollowerSliced(mine);
     const led: Array<{ topic: string; partition: number }> = [];
     const followed: Array<{
       topicPartition: { topic: string; partition: number };
@@ -141,6 +146,25 @@ export class ControllerRequests implements ControlPlaneReceiver {
       if (!s.replicas.includes(this.brokerId)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       return results.get(`${s.topic}-${s.partition}`)?.errorCode ?? ErrorCode.NONE;
     });
+  }
+
+  /**
+   * ReplicaManager.becomeLeaderOrFollower one partition at a time, handing the event loop back every
+   * SLICE_MS: becoming leader or follower creates logs and writes checkpoints, and a LeaderAndIsr of
+   * thousands of partitions (a failover, a large CreateTopics) would otherwise hold the loop for seconds —
+   * long enough to miss ZooKeeper heartbeats (docs/benchmarks.md, cluster failover).
+   */
+  private async becomeLeaderOrFollowerSliced(states: readonly PartitionState[]): Promise<PartitionErrors> {
+    const results: PartitionErrors = new Map();
+    let sliceStart = this.time.milliseconds();
+    for (const s of states) {
+      for (const [k, v] of this.replicaManager.becomeLeaderOrFollower([s])) results.set(k, v);
+      if (this.time.milliseconds() - sliceStart >= SLICE_MS) {
+        await new Promise<void>((r) => setImmediate(r));
+        sliceStart = this.time.milliseconds();
+      }
+    }
+    return results;
   }
 
   /** A leader's endpoint on `listenerName`: from the metadata cache, else from the last LeaderAndIsr. */

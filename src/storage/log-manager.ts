@@ -42,8 +42,8 @@ export const RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
 export const LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
 export const REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint";
 /**
- * How long the cleaner works before the event loop gets a turn (its steps are chunks of
- * log.cleaner.io.buffer.size, a few milliseconds each): what a clean may add to a request's latency.
+ * How long the cleaner works before the event loop gets a turn (its steps, reads of at most 128 KiB mapped
+ * or filtered, take a few milliseconds each): about what a clean may add to a request's latency.
  */
 export const CLEANER_SLICE_MS = 10;
 
@@ -191,7 +191,7 @@ export class LogManager {
    * Kafka's CleanerThread loop on the scheduler: clean the filthiest log; when one was cleaned look again at
    * once (a new task, so the event loop runs in between), else wait log.cleaner.backoff.ms. A clean runs in
    * slices of CLEANER_SLICE_MS, each a task of its own, so a clean of hundreds of megabytes does not hold
-   * the event loop for seconds (measured: 12 s for 350 MB in one piece; docs/benchmarks.md).
+   * the event loop for seconds (measured: 12–18 s for 352 MB in one piece; docs/benchmarks.md, issue 16).
    */
   private scheduleCleaner(delayMs: number): void {
     const thread = this._cleaner;

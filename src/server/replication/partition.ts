@@ -235,8 +235,9 @@ export class Partition {
     const cache = log.leaderEpochCache;
     if (cache !== undefined && state.leaderEpoch >= 0) {
       const latest = cache.latestEpoch();
+      // Not fsynced (LeaderEpochFileCache.assign): a crash that loses it loses no batch of this epoch.
       if (latest === undefined || state.leaderEpoch > latest)
-        cache.assign(state.leaderEpoch, log.logEndOffset);
+        cache.assign(state.leaderEpoch, log.logEndOffset, false);
     }
     this.maybeIncrementLeaderHW();
     return !wasLeader;

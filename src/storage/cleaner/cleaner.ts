@@ -181,8 +181,8 @@ export class Cleaner {
   }
 
   /**
-   * clean() as steps: yields after each chunk read (log.cleaner.io.buffer.size), so the caller can hand
-   * the event loop back between them. When resumed it stops with LogCleaningAbortedError if `isAborted`
+   * clean() as steps: yields after each chunk read (at most STEP_BYTES) and each piece of the offset map
+   * cleared, so the caller can hand the event loop back between them. When resumed it stops with LogCleaningAbortedError if `isAborted`
    * says so or a segment it works on has left the log (retention, truncation, deletion); returning the
    * generator early removes the `.cleaned` segment being written. Groups swapped in stay (each is a
    * complete clean of its segments); the checkpoint only moves when the whole clean ends.

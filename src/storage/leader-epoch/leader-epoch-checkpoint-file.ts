@@ -55,7 +55,7 @@ export class LeaderEpochCheckpointFile {
   }
 
   /** Replaces the entries atomically. */
-  write(entries: Iterable<EpochEntry>): void {
-    this.file.write(entries);
+  write(entries: Iterable<EpochEntry>, sync = true): void {
+    this.file.write(entries, sync);
   }
 }

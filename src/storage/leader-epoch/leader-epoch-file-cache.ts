@@ -83,15 +83,20 @@ export class LeaderEpochFileCache {
   /**
    * Records that `epoch` starts at `startOffset` (Kafka's assign): nothing changes when the latest entry
    * has the same epoch and a start offset <= startOffset; otherwise every entry with an epoch >= epoch or a
-   * start offset >= startOffset is removed first, then the entry is added and the checkpoint rewritten.
+   * start offset >= startOffset is removed first, then the entry is added and the checkpoint rewritten —
+   * fsynced unless `durable` is false: a new leader's epoch at its log end offset (Partition.makeLeader)
+   * is written without fsync, as thousands of them arrive in one LeaderAndIsr and each fsync holds the
+   * event loop ~6 ms (docs/benchmarks.md, cluster failover). A crash before the OS writes it back loses
+   * nothing: recovery assigns again the epoch of every batch it reads (LogLoader), and an epoch no batch
+   * carries only makes a follower's history shorter (it truncates further, never keeps divergent data).
    */
-  assign(epoch: number, startOffset: bigint): void {
+  assign(epoch: number, startOffset: bigint, durable = true): void {
     const entry: EpochEntry = { epoch, startOffset };
     if (this.assignEntry(entry)) {
       this.logger.debug(
         `Appended new epoch entry ${entryString(entry)}. Cache now contains ${this.epochs.length} entries.`,
       );
-      this.flush();
+      this.flush(durable);
     }
   }
 
@@ -267,8 +272,9 @@ export class LeaderEpochFileCache {
     this.flush();
   }
 
-  private flush(): void {
-    this.checkpoint.write(this.epochs);
+  /** `durable`: fsync the file and its directory (see assign's callers for when that is skipped). */
+  private flush(durable = true): void {
+    this.checkpoint.write(this.epochs, durable);
   }
 }
 
