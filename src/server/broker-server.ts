@@ -367,7 +367,8 @@ export class KafkaServer {
         time: this.time,
         deleteTopicEnable: config.deleteTopicEnable,
         uncleanLeaderElectionEnable: config.getBoolean("unclean.leader.election.enable"),
-        interBrokerListenerName: config.interBrokerListenerName,
+        // The controller's requests go to the control-plane listener when there is one (Kafka's KIP-291).
+        interBrokerListenerName: config.controlPlaneListenerName ?? config.interBrokerListenerName,
         localReceiver: controllerRequests,
         requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
         registerBroker: () => this.registerBroker(),

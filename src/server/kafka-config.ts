@@ -383,6 +383,8 @@ export class KafkaConfig {
   /** advertised.listeners, defaulting to listeners (port 0 / empty host are resolved by the server at bind). */
   readonly advertisedListeners: readonly EndPoint[];
   readonly interBrokerListenerName: string;
+  /** control.plane.listener.name: where the controller sends its requests (null: the inter-broker listener). */
+  readonly controlPlaneListenerName: string | null;
   readonly logDirs: readonly string[];
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
@@ -499,6 +501,24 @@ export class KafkaConfig {
         this.interBrokerListenerName,
         `a listener name in advertised.listeners (${this.advertisedListeners.map((a) => a.listenerName).join(", ")})`,
       );
+    }
+
+    const cpl = this.getString("control.plane.listener.name");
+    this.controlPlaneListenerName = cpl === null || cpl === "" ? null : cpl.toUpperCase();
+    if (this.controlPlaneListenerName !== null) {
+      if (!this.advertisedListeners.some((a) => a.listenerName === this.controlPlaneListenerName)) {
+        throw ConfigException.invalid(
+          "control.plane.listener.name",
+          this.controlPlaneListenerName,
+          `a listener name in advertised.listeners (${this.advertisedListeners.map((a) => a.listenerName).join(", ")})`,
+        );
+      }
+      if (this.controlPlaneListenerName === this.interBrokerListenerName) {
+        throw new ConfigException(
+          "control.plane.listener.name, inter.broker.listener.name should be different, but both are set to " +
+            this.controlPlaneListenerName,
+        );
+      }
     }
 
     const dirs = (this.values.get("log.dirs") as string[] | null) ?? (this.values.get("log.dir") as string[]);

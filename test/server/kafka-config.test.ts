@@ -228,6 +228,26 @@ describe("KafkaConfig", () => {
     assert.equal(config.listeners.length, 2);
     assert.equal(config.advertisedListeners[0].host, "broker.example");
     assert.equal(config.interBrokerListenerName, "INTERNAL");
+    assert.equal(config.controlPlaneListenerName, null);
+
+    // control.plane.listener.name (KIP-291): one of the listeners, not the inter-broker one.
+    const twoListeners = {
+      listeners: "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+      "advertised.listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    };
+    assert.equal(
+      quiet({ ...twoListeners, "control.plane.listener.name": "CONTROLLER" }).config.controlPlaneListenerName,
+      "CONTROLLER",
+    );
+    assert.match(
+      invalid({ ...twoListeners, "control.plane.listener.name": "NOPE" }),
+      /control\.plane\.listener\.name.*expected a listener name in advertised\.listeners/,
+    );
+    assert.match(
+      invalid({ ...twoListeners, "control.plane.listener.name": "PLAINTEXT" }),
+      /control\.plane\.listener\.name, inter\.broker\.listener\.name should be different/,
+    );
   });
 
   test("a missing file and bad --override syntax are one-line ConfigExceptions", () => {
