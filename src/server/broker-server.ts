@@ -128,6 +128,7 @@ export class KafkaServer {
       metadata: () => this.metadataCache,
       isActiveController: () => this.controller?.isActive ?? false,
       connectionsByListener: () => this._socketServer?.connectionsByListener() ?? new Map(),
+      replicaFetcherMaxLag: () => Number(this.replicaFetcherManager?.maxLag() ?? 0n),
     });
   }
 
@@ -372,6 +373,7 @@ export class KafkaServer {
         localReceiver: controllerRequests,
         requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
         registerBroker: () => this.registerBroker(),
+        stats: this.metrics.replication,
       });
       this.controller = controller;
       const alterPartitionManager = new AlterPartitionManager(
@@ -389,6 +391,7 @@ export class KafkaServer {
         this.scheduler,
         config.getLong("replica.lag.time.max.ms"),
         config.getInt("controller.socket.timeout.ms"),
+        this.metrics.replication,
       );
       this.alterPartitionManager = alterPartitionManager;
       this.replicaManager.followerFetchListener = (p, replicaId) =>

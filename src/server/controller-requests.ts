@@ -19,7 +19,7 @@ import type { UpdateMetadataRequest } from "../protocol/generated/messages/Updat
 import type { UpdateMetadataResponse } from "../protocol/generated/messages/UpdateMetadataResponse.js";
 import type { ControlPlaneReceiver } from "./controller/controller-channel-manager.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
-import type { PartitionState } from "./metadata/partition-state.js";
+import { type PartitionState, partitionStateFrom } from "./metadata/partition-state.js";
 import type { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import type { PartitionErrors, ReplicaManager } from "./replication/replica-manager.js";
 
@@ -80,17 +80,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
     const states: PartitionState[] = [];
     for (const t of request.topicStates) {
       for (const p of t.partitionStates) {
-        states.push({
-          topic: t.topicName,
-          topicId: t.topicId,
-          partition: p.partitionIndex,
-          controllerEpoch: p.controllerEpoch,
-          leader: p.leader,
-          leaderEpoch: p.leaderEpoch,
-          isr: p.isr,
-          replicas: p.replicas,
-          zkVersion: p.partitionEpoch,
-        });
+        states.push(partitionStateFrom(t.topicName, t.topicId, p, p.partitionEpoch));
       }
     }
     const respond = (

@@ -14,6 +14,7 @@ import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
 import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
+import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
 import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
 import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
@@ -38,6 +39,8 @@ export interface KafkaControllerOptions {
   readonly requestTimeoutMs?: number;
   /** Registers this broker again (after a session expiry, before re-election). */
   readonly registerBroker?: () => Promise<void>;
+  /** ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …). */
+  readonly stats?: ControllerStatsRecorder;
   readonly logger?: Logger;
 }
 
@@ -208,7 +211,11 @@ export class KafkaController {
       ctx,
       this.zk,
       batch,
-      { uncleanLeaderElectionEnable: (t) => this.uncleanLeaderElectionEnabled(t) },
+      {
+        uncleanLeaderElectionEnable: (t) => this.uncleanLeaderElectionEnabled(t),
+        stats: this.options.stats,
+        time: this.options.time,
+      },
       this.log,
     );
     this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);

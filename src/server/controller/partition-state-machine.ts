@@ -4,10 +4,14 @@
 // or Offline runs an election (offline, controlled-shutdown or preferred) and writes the new leadership
 // with leader epoch + 1 by compare-and-set, fenced by the controller epoch. Every change made is added to
 // the request batch (LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker).
+// Each round of elections that wrote a new leader is timed (LeaderElectionRateAndTimeMs), and each
+// partition given a leader from outside its ISR counted (UncleanLeaderElectionsPerSec).
 
 import type { Logger } from "../../common/logger.js";
+import type { Time } from "../../common/time.js";
 import type { KafkaZkClient, LeaderIsrAndZkVersion } from "../metadata/kafka-zk-client.js";
 import type { LeaderAndIsr } from "../metadata/zk-data.js";
+import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
 import { type ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import type { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
 import {
@@ -21,6 +25,9 @@ export type ElectionStrategy = "offline" | "controlledShutdown" | "preferred";
 export interface PartitionStateMachineOptions {
   /** unclean.leader.election.enable of a topic (its override, else the broker's). */
   readonly uncleanLeaderElectionEnable: (topic: string) => Promise<boolean>;
+  /** ControllerStats: told of leader elections (with `time`, which times them). */
+  readonly stats?: ControllerStatsRecorder;
+  readonly time?: Time;
 }
 
 export class PartitionStateMachine {
@@ -137,8 +144,11 @@ export class PartitionStateMachine {
     strategy: ElectionStrategy,
   ): Promise<TopicPartitionKey[]> {
     const failed: TopicPartitionKey[] = [];
+    const startNs = this.options.time?.nanoseconds();
+    let elected = 0;
     let todo = [...partitions];
     for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
+      const unclean = new Set<string>();
       const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
       for (const tp of todo) {
         const k = tpKey(tp.topic, tp.partition);
@@ -147,7 +157,7 @@ export class PartitionStateMachine {
           failed.push(tp);
           continue;
         }
-        const next = await this.elect(tp, cur, strategy);
+        const next = await this.elect(tp, cur, strategy, unclean);
         if (next === undefined) {
           if (strategy === "offline") {
             this.ctx.partitionStates.set(k, "OfflinePartition");
@@ -165,18 +175,29 @@ export class PartitionStateMachine {
         updates.push({ ...tp, leaderAndIsr: next, zkVersion: cur.zkVersion });
       }
       const retry = await this.write(updates);
+      for (const u of updates) {
+        const k = tpKey(u.topic, u.partition);
+        if (this.ctx.leadership.get(k)?.leaderAndIsr !== u.leaderAndIsr) continue; // not written
+        elected++;
+        if (unclean.has(k)) this.options.stats?.uncleanLeaderElection();
+      }
       // Changed underneath (Kafka re-reads and retries): take what the znodes hold now.
       if (retry.length > 0) await this.reload(retry);
       todo = retry;
     }
     failed.push(...todo);
+    const time = this.options.time;
+    if (elected > 0 && startNs !== undefined && time !== undefined)
+      this.options.stats?.leaderElection(Number(time.nanoseconds() - startNs) / 1e6);
     return failed;
   }
 
+  /** The new leadership of `tp`, if any; an unclean choice adds the partition's key to `unclean`. */
   private async elect(
     tp: TopicPartitionKey,
     cur: LeaderIsrAndZkVersion,
     strategy: ElectionStrategy,
+    unclean: Set<string>,
   ): Promise<LeaderAndIsr | undefined> {
     const replicas = this.ctx.replicasFor(tp.topic, tp.partition);
     const { isr } = cur.leaderAndIsr;
@@ -184,10 +205,11 @@ export class PartitionStateMachine {
     const base = { leaderEpoch: cur.leaderAndIsr.leaderEpoch + 1, controllerEpoch: this.ctx.epoch };
     switch (strategy) {
       case "offline": {
-        const unclean = await this.options.uncleanLeaderElectionEnable(tp.topic);
-        const r = offlinePartitionLeaderElection(replicas, isr, live, unclean);
+        const uncleanEnabled = await this.options.uncleanLeaderElectionEnable(tp.topic);
+        const r = offlinePartitionLeaderElection(replicas, isr, live, uncleanEnabled);
         if (r === undefined) return undefined;
         if (r.unclean) {
+          unclean.add(tpKey(tp.topic, tp.partition));
           this.log.warn(
             `Unclean leader election. Partition ${tpKey(tp.topic, tp.partition)} has been elected leader ${r.leader} from outside the ISR; data loss may occur`,
           );

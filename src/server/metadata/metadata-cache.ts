@@ -14,7 +14,7 @@ import { SerialEventQueue } from "../../common/serial-event-queue.js";
 import type { UpdateMetadataRequest } from "../../protocol/generated/messages/UpdateMetadataRequest.js";
 import type { MetadataStore } from "./metadata-store.js";
 import { MetadataStoreError } from "./metadata-store.js";
-import type { PartitionState } from "./partition-state.js";
+import { type PartitionState, partitionStateFrom } from "./partition-state.js";
 import {
   type BrokerEndPoint,
   ClusterIdZNode,
@@ -161,17 +161,7 @@ export class MetadataCache {
             if (!this.topicConfigs.has(name)) await this.loadTopicConfig(name);
           }
           (entry.assignment as Map<number, readonly number[]>).set(p.partitionIndex, p.replicas);
-          const next: PartitionState = {
-            topic: name,
-            topicId: entry.topicId,
-            partition: p.partitionIndex,
-            controllerEpoch: p.controllerEpoch,
-            leader: p.leader,
-            leaderEpoch: p.leaderEpoch,
-            isr: p.isr,
-            replicas: p.replicas,
-            zkVersion: p.zkVersion,
-          };
+          const next = partitionStateFrom(name, entry.topicId, p, p.zkVersion);
           const key = `${name}/${p.partitionIndex}`;
           entry.states.set(p.partitionIndex, next);
           this.pending.partitions.delete(key);

@@ -16,3 +16,33 @@ export interface PartitionState {
   /** Version of the state znode (for compare-and-set writes). */
   readonly zkVersion: number;
 }
+
+/** The fields LeaderAndIsr's and UpdateMetadata's partition states share. */
+export interface WirePartitionState {
+  readonly partitionIndex: number;
+  readonly controllerEpoch: number;
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly isr: readonly number[];
+  readonly replicas: readonly number[];
+}
+
+/** A partition state from the controller's request (`zkVersion`: its partition epoch / zk version field). */
+export function partitionStateFrom(
+  topic: string,
+  topicId: string,
+  p: WirePartitionState,
+  zkVersion: number,
+): PartitionState {
+  return {
+    topic,
+    topicId,
+    partition: p.partitionIndex,
+    controllerEpoch: p.controllerEpoch,
+    leader: p.leader,
+    leaderEpoch: p.leaderEpoch,
+    isr: p.isr,
+    replicas: p.replicas,
+    zkVersion,
+  };
+}

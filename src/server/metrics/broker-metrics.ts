@@ -4,6 +4,8 @@
 // mark (BrokerTopicStats, RequestMetrics), and the gauges computed on each scrape from the broker's parts:
 // - kafka.server:type=ReplicaManager — PartitionCount, LeaderCount, UnderReplicatedPartitions,
 //   OfflineReplicaCount, UnderMinIsrPartitionCount, AtMinIsrPartitionCount;
+// - IsrShrinksPerSec / IsrExpandsPerSec, ReplicaFetcherManager MaxLag, and the controller's
+//   ControllerStats LeaderElectionRateAndTimeMs / UncleanLeaderElectionsPerSec (replication-metrics.ts);
 // - kafka.controller:type=KafkaController — ActiveControllerCount, OfflinePartitionsCount,
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
 // - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount,
@@ -31,6 +33,7 @@ import { IdleMetrics } from "./idle-metrics.js";
 import { collectLinuxIoMetrics } from "./linux-io-metrics.js";
 import { partitionGauges } from "./partition-metrics.js";
 import { collectProcessMetrics } from "./process-metrics.js";
+import { ReplicationMetrics } from "./replication-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { RuntimeMetrics } from "./runtime-metrics.js";
 
@@ -52,6 +55,8 @@ export interface BrokerMetricsSources {
   readonly isActiveController: () => boolean;
   /** Open connections per listener name. */
   readonly connectionsByListener: () => ReadonlyMap<string, number>;
+  /** ReplicaFetcherManager's MaxLag (0 when absent: nothing followed). */
+  readonly replicaFetcherMaxLag?: () => number;
 }
 
 function gauge(name: string, help: string, samples: readonly Sample[]): MetricFamily {
@@ -62,6 +67,8 @@ export class BrokerMetrics {
   readonly registry: MetricsRegistry;
   readonly brokerTopicStats: BrokerTopicStats;
   readonly requestMetrics: RequestMetrics;
+  /** ISR change meters (marked by AlterPartitionManager) and the controller's election stats. */
+  readonly replication: ReplicationMetrics;
   /** GC and event-loop delay; started by whoever serves the metrics (it runs a 10 ms timer). */
   readonly runtime = new RuntimeMetrics();
   private readonly idle = new IdleMetrics();
@@ -70,6 +77,7 @@ export class BrokerMetrics {
     this.registry = new MetricsRegistry(time);
     this.brokerTopicStats = new BrokerTopicStats(this.registry);
     this.requestMetrics = new RequestMetrics(this.registry);
+    this.replication = new ReplicationMetrics(this.registry);
   }
 
   /** Registers the scrape-time gauges over the broker's parts. */
@@ -85,6 +93,7 @@ export class BrokerMetrics {
     r.register(() => replicaManagerGauges(sources.replicaManager()));
     r.register(() => partitionGauges(sources.replicaManager()));
     r.register(() => controllerGauges(sources.isActiveController(), sources.metadata()));
+    r.register(() => this.replication.collect(sources.replicaFetcherMaxLag?.() ?? 0));
     r.register(() => logGauges(sources.logManager()));
     r.register(() => [
       gauge(

@@ -2,7 +2,8 @@
 // KIP-497). Expansion is proposed when a follower's fetch shows it caught up (ISR + follower); shrinking is
 // checked every replica.lag.time.max.ms / 2 for followers that have not caught up for
 // replica.lag.time.max.ms. One change in flight per partition; the controller writes the partition state
-// znode (same leader epoch, new partition epoch) and the leader applies the ISR it answers.
+// znode (same leader epoch, new partition epoch) and the leader applies the ISR it answers. Each change
+// the controller accepts marks IsrShrinksPerSec or IsrExpandsPerSec (Kafka marks them on that answer).
 
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
@@ -10,6 +11,7 @@ import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import { InterBrokerConnections } from "../inter-broker-connections.js";
+import type { IsrChangeRecorder } from "../metrics/replication-metrics.js";
 import type { Partition } from "./partition.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
@@ -58,6 +60,8 @@ export class AlterPartitionManager {
     private readonly scheduler: Scheduler,
     private readonly replicaLagTimeMaxMs: number,
     requestTimeoutMs: number,
+    /** Told of every ISR change the controller accepted (IsrShrinksPerSec / IsrExpandsPerSec). */
+    private readonly isrChanges?: IsrChangeRecorder,
   ) {
     this.log = new Logger("kafka.server.AlterPartitionManager", `AlterPartitionManager brokerId=${brokerId}`);
     this.connections = new InterBrokerConnections(
@@ -95,7 +99,7 @@ export class AlterPartitionManager {
     if (isr !== undefined) this.submit(partition, isr, "Expanding");
   }
 
-  private submit(p: Partition, newIsr: number[], what: string): void {
+  private submit(p: Partition, newIsr: number[], what: "Shrinking" | "Expanding"): void {
     if (this.inFlight.has(p.key)) return;
     this.inFlight.add(p.key);
     const item: AlterPartitionItem = {
@@ -113,6 +117,8 @@ export class AlterPartitionManager {
             this.log.info(`Failed to alter the ISR of ${r.topic}-${r.partition}: error code ${r.errorCode}`);
             continue;
           }
+          if (what === "Shrinking") this.isrChanges?.isrShrink();
+          else this.isrChanges?.isrExpand();
           this.replicaManager
             .getPartition({ topic: r.topic, partition: r.partition })
             ?.applyIsrUpdate(r.leaderEpoch, r.isr, r.partitionEpoch);

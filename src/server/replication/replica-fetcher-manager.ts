@@ -88,6 +88,16 @@ export class ReplicaFetcherManager {
     }
   }
 
+  /** Kafka's MaxLag (kafka.server:type=ReplicaFetcherManager,clientId=Replica): the largest over threads. */
+  maxLag(): bigint {
+    let max = 0n;
+    for (const t of this.threads.values()) {
+      const l = t.maxLag();
+      if (l > max) max = l;
+    }
+    return max;
+  }
+
   removeFetcherForPartitions(tps: readonly TopicPartition[]): void {
     for (const tp of tps) {
       const key = `${tp.topic}-${tp.partition}`;

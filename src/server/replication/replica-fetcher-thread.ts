@@ -45,6 +45,8 @@ export interface FetchState {
   delayedUntilMs: number;
   /** Still finding its truncation point: the epoch to ask the leader about next. */
   truncatingEpoch: number | undefined;
+  /** Leader's high watermark minus this log's end offset at the last fetch response (MaxLag). */
+  lag?: bigint;
 }
 
 /** Highest Fetch version the fetcher sends (v12: topics by name, replica id in the request). */
@@ -67,6 +69,13 @@ export class ReplicaFetcherThread {
 
   get partitionCount(): number {
     return this.partitions.size;
+  }
+
+  /** The largest lag of its partitions as of their last fetch responses (Kafka's FetcherLagMetrics). */
+  maxLag(): bigint {
+    let max = 0n;
+    for (const s of this.partitions.values()) if (s.lag !== undefined && s.lag > max) max = s.lag;
+    return max;
   }
 
   addPartitions(states: readonly FetchState[]): void {
@@ -278,6 +287,7 @@ export class ReplicaFetcherThread {
           log.appendAsFollower(records);
         }
         state.fetchOffset = log.logEndOffset;
+        state.lag = p.highWatermark > log.logEndOffset ? p.highWatermark - log.logEndOffset : 0n;
         // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers)
         const hw = p.highWatermark < log.logEndOffset ? p.highWatermark : log.logEndOffset;
         if (hw > log.highWatermark) log.updateHighWatermark(hw);
