@@ -7,9 +7,24 @@ const ORDER: Record<LogLevel, number> = { ERROR: 0, WARN: 1, INFO: 2, DEBUG: 3 }
 
 export type LogSink = (line: string, level: LogLevel) => void;
 
+/**
+ * Streams whose reader has gone (a broker whose parent terminal or pipe closed): writing to them again
+ * would fail again, and an unhandled write error is an uncaught exception that gets logged — a loop that
+ * spins a core. Their errors are taken here and they are written no more (log4j's console appender
+ * likewise drops what it cannot write).
+ */
+const closedStreams = new WeakSet<NodeJS.WriteStream>();
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", () => closedStreams.add(stream));
+}
+
+function write(stream: NodeJS.WriteStream, line: string): void {
+  if (closedStreams.has(stream) || stream.destroyed) return;
+  stream.write(`${line}\n`);
+}
+
 let sink: LogSink = (line, level) => {
-  if (level === "ERROR" || level === "WARN") process.stderr.write(`${line}\n`);
-  else process.stdout.write(`${line}\n`);
+  write(level === "ERROR" || level === "WARN" ? process.stderr : process.stdout, line);
 };
 let threshold: LogLevel = (process.env.TRIBUTARY_LOG_LEVEL as LogLevel) ?? "INFO";
 

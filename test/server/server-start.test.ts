@@ -16,6 +16,7 @@ import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
 import { findBrokerPids } from "../../src/cli/tools/server-stop.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { defaultApiVersionsRequest } from "../../src/protocol/generated/messages/ApiVersionsRequest.js";
+import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { WireClient } from "./wire-client.js";
 
 const root = mkdtempSync(join(tmpdir(), "tributary-server-start-"));
@@ -153,6 +154,36 @@ describe("tributary server-start", () => {
     b2.child.kill("SIGINT");
     assert.equal((await b2.exit).code, 0, b2.err());
     assert.ok(existsSync(join(logDir, ".kafka_cleanshutdown")));
+  });
+
+  test("its stdout and stderr readers gone, it keeps serving without spinning and stops on SIGTERM", async () => {
+    // A broker whose terminal or parent pipe closed used to fail every log write, log that failure,
+    // fail again: a loop at ~50 % of a core that never ended (seen on orphaned test brokers).
+    const b = await startBroker(join(root, "orphan-logs"));
+    b.child.stdout!.destroy();
+    b.child.stderr!.destroy();
+    const c = await WireClient.connect(b.port);
+    // Requests that make it log (auto-created topic), after its output is gone.
+    const md = await c.request(Apis.Metadata, 12, {
+      ...defaultMetadataRequest(),
+      topics: [{ topicId: "AAAAAAAAAAAAAAAAAAAAAA", name: "orphan-topic" }],
+      allowAutoTopicCreation: true,
+    });
+    assert.equal(md.topics.length, 1);
+    await new Promise((r) => setTimeout(r, 1000));
+    const ticks = (): number => {
+      const f = readFileSync(`/proc/${b.child.pid}/stat`, "utf8").split(" ");
+      return Number(f[13]) + Number(f[14]);
+    };
+    const before = ticks();
+    await new Promise((r) => setTimeout(r, 2000));
+    const used = ticks() - before;
+    assert.ok(used < 50, `${used} clock ticks of CPU in 2 s while idle`);
+    const res = await c.request(Apis.ApiVersions, 3, defaultApiVersionsRequest());
+    assert.equal(res.errorCode, 0);
+    c.close();
+    b.child.kill("SIGTERM");
+    assert.deepEqual(await b.exit, { code: 0, signal: null });
   });
 
   test("bad configuration: exactly one line on stderr, exit 1, no stack trace", () => {
