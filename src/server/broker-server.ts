@@ -2,16 +2,21 @@
 // broker's parts start and stop, and nothing else:
 //
 //   startup:  Time/Scheduler → socket server bound (requests held until the end, so the registered
-//             endpoints carry the bound ports) → metadata store + cluster id → LogManager (loads and
-//             recovers logs, checks meta.properties) → metadata cache / controller / broker registration
-//             → ReplicaManager → GroupCoordinator (loads the __consumer_offsets partitions it leads as
-//             leadership arrives) → TransactionCoordinator (likewise __transaction_state) → BrokerServices + request pipeline → request processing enabled.
-//   shutdown: socket server stops accepting and closes connections → TransactionCoordinator → GroupCoordinator → ReplicaManager (completes delayed
-//             fetches/produces, checkpoints high watermarks) → handlers still running are awaited
-//             (bounded) → controller, metadata cache, metadata store (ephemeral znodes go) → LogManager
-//             (checkpoints, `.kafka_cleanshutdown`) → scheduler. Each step runs even when an earlier one
-//             failed; the first error is reported after all ran.
-//   The embedded metadata store is `<first log dir>/__tributary_metadata.json`.
+//             endpoints carry the bound ports) → metadata store (ZooKeeper with zookeeper.connect, else the
+//             embedded store in `<first log dir>/__tributary_metadata.json`) → top-level znodes, cluster
+//             id, generated broker.id → LogManager (loads and recovers logs in slices, checks
+//             meta.properties) → metadata cache (configs) → ReplicaManager → GroupCoordinator and
+//             TransactionCoordinator (they load their partitions as leadership arrives) → replica fetchers,
+//             ControllerRequests, controller, AlterPartitionManager → BrokerServices + request pipeline →
+//             broker registration (/brokers/ids/<id>, the broker epoch) → controller election → the first
+//             UpdateMetadata awaited (bounded; the controller's requests are served from here on) → the
+//             metrics endpoint → request processing enabled.
+//   shutdown: controlled shutdown (a cluster: leadership moves away first) → socket server stops accepting
+//             and closes connections → TransactionCoordinator → GroupCoordinator → replica fetchers →
+//             ReplicaManager (completes delayed fetches/produces, checkpoints high watermarks) → handlers
+//             still running are awaited (bounded) → controller, metadata cache, metadata store (ephemeral
+//             znodes go) → LogManager (checkpoints, `.kafka_cleanshutdown`) → scheduler. Each step runs even
+//             when an earlier one failed; the first error is reported after all ran.
 //   The Prometheus endpoint (metrics.http.listener) starts just before request processing is enabled and
 //   stops first on shutdown; failing to bind it leaves the broker running without metrics.
 //
