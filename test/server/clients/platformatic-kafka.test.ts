@@ -363,6 +363,9 @@ describe("@platformatic/kafka against a single Tributary broker", { timeout: 120
   test("consumer: a group consumer reads everything back", async () => {
     const consumer = new Consumer({
       ...base,
+      // FindCoordinator answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets' 50 partitions exist and
+      // are loaded (as Kafka does); on a loaded machine that outlasts 3 retries 100 ms apart.
+      retries: 20,
       clientId: "platformatic-test-group",
       groupId: "pk-group",
       maxWaitTime: 200,
