@@ -53,13 +53,20 @@ async function consume(bootstrap: string, topic: string, expected: number): Prom
   return r.stdout.split("\n").filter((l) => l !== "");
 }
 
+/** `n` records spread evenly over the topic's 3 partitions (kcat's keyless records stick to one). */
 async function produce(bootstrap: string, topic: string, tag: string, n: number): Promise<void> {
-  const input = Array.from({ length: n }, (_, i) => `${tag}-${i}`).join("\n") + "\n";
-  const r = await runCommand(KCAT, ["-b", bootstrap, "-P", "-t", topic, "-X", "acks=all"], {
-    input,
-    timeoutMs: 30_000,
-  });
-  assert.equal(r.code, 0, r.stderr);
+  for (let p = 0; p < 3; p++) {
+    const input = Array.from({ length: n / 3 }, (_, i) => `${tag}-${p}-${i}`).join("\n") + "\n";
+    const r = await runCommand(
+      KCAT,
+      ["-b", bootstrap, "-P", "-t", topic, "-p", String(p), "-X", "acks=all"],
+      {
+        input,
+        timeoutMs: 30_000,
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+  }
 }
 
 /** `consumer-groups --describe` rows: partition → [current offset, log end offset, lag]. */
