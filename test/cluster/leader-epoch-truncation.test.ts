@@ -4,7 +4,8 @@
 // offset where the other holds one it alone had; when the other returns as a follower it must not keep its
 // record (truncating to its high watermark would: that record was below it), but truncate by leader epoch
 // — OffsetForLeaderEpoch says where its epoch ends on the new leader — and take the new leader's record.
-// Afterwards both replicas hold the same records at the same offsets.
+// Afterwards both replicas hold the same records at the same offsets, in the same batches (offsets, leader
+// epochs, CRCs).
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -80,6 +81,10 @@ test("diverging replicas converge by leader epoch, not by high watermark", async
         ],
       );
       assert.deepEqual([...onA], [...onB], "the follower's log equals the leader's");
+      // Batch for batch: the same offsets, leader epochs and CRCs in both replicas' segment files.
+      const batchesB = await c.partitionBatches(b, TOPIC, 0);
+      assert.equal(batchesB.length, 2, batchesB.join("\n"));
+      assert.deepEqual(await c.partitionBatches(a, TOPIC, 0), batchesB);
       const truncated = c.broker(a).stdout.match(/Truncating partition diverge-0 to offset 1\b.*/)?.[0];
       assert.ok(truncated, "the follower logged its truncation to offset 1");
     },

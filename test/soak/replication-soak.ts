@@ -365,6 +365,12 @@ export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptio
             if (r === part.leader) continue;
             const d = diffLogs(leaderLog, await c.partitionLog(r, topic, part.partition));
             if (d) lastDiff += `partition ${part.partition}: leader ${part.leader} vs replica ${r}: ${d}\n`;
+            // Batch for batch too: offsets, leader epochs and CRCs of every replica's segment files.
+            const lb = await c.partitionBatches(part.leader, topic, part.partition);
+            const rb = await c.partitionBatches(r, topic, part.partition);
+            const i = lb.findIndex((x, k) => x !== rb[k]);
+            if (i >= 0 || lb.length !== rb.length)
+              lastDiff += `partition ${part.partition}: batches of leader ${part.leader} vs replica ${r} differ at #${i < 0 ? Math.min(lb.length, rb.length) : i}: ${lb[i] ?? "(none)"} vs ${rb[i] ?? "(none)"}\n`;
           }
         }
         return lastDiff === "" ? true : undefined;

@@ -341,6 +341,28 @@ export class ClusterHarness {
     return out;
   }
 
+  /**
+   * A replica's batches as `tributary dump-log` lists them, one `"<baseOffset>..<lastOffset> epoch <E> crc <C>"`
+   * per batch across its segments: replicas of one partition must agree batch for batch (positions and segment
+   * boundaries may differ, as segments roll by time on each broker).
+   */
+  async partitionBatches(brokerId: number, topic: string, partition: number): Promise<string[]> {
+    const dir = join(this.broker(brokerId).logDir, `${topic}-${partition}`);
+    if (!existsSync(dir)) return [];
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".log"))
+      .sort()
+      .map((f) => join(dir, f));
+    if (files.length === 0) return [];
+    const r = await this.tributary(["dump-log", "--files", files.join(",")]);
+    if (r.code !== 0) throw new Error(describeResult(`dump-log ${dir}`, r));
+    return [
+      ...r.stdout.matchAll(
+        /^baseOffset: (\d+) lastOffset: (\d+) .*?partitionLeaderEpoch: (-?\d+) .*? crc: (\d+) isvalid: true$/gm,
+      ),
+    ].map((m) => `${m[1]}..${m[2]} epoch ${m[3]} crc ${m[4]}`);
+  }
+
   /** The broker id in /controller, or undefined when there is no controller. */
   async controllerId(): Promise<number | undefined> {
     const c = await this.znodeJson<{ brokerid: number }>("/controller");
