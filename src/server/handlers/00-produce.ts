@@ -149,17 +149,16 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
           continue;
         }
         const tp = { topic: t.name, partition: p.index };
-        const unverified = await unverifiedTransactionalAppend(
-          services,
-          request.transactionalId,
-          tp,
-          p.records as Buffer,
-        );
+        // Only a transactional batch is checked (and may wait on another broker): no await otherwise.
+        const records = p.records as Buffer;
+        const unverified = isTransactionalBatch(records)
+          ? await unverifiedTransactionalAppend(services, request.transactionalId, tp, records)
+          : undefined;
         if (unverified !== undefined) {
           fail(t.name, p.index, unverified.error, unverified.message);
           continue;
         }
-        entries.push({ topicPartition: tp, records: p.records as Buffer });
+        entries.push({ topicPartition: tp, records });
       }
     }
     const results = await replicaManager.appendRecords(request.timeoutMs, request.acks, entries, {
@@ -199,6 +198,14 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
   return { apiKey: 0, minVersion: PRODUCE_MIN_VERSION, handle };
 }
 
+/** A batch with the transactional attribute (what KIP-890 verification applies to). */
+function isTransactionalBatch(records: Buffer): boolean {
+  return (
+    records.length >= RECORD_BATCH_OVERHEAD &&
+    (records.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) !== 0
+  );
+}
+
 /**
  * KIP-890 part 1 (transaction.partition.verification.enable, Kafka 3.6+): a transactional batch for a
  * partition where its producer has no open transaction is appended only if the transaction coordinator
@@ -212,8 +219,6 @@ async function unverifiedTransactionalAppend(
   tp: { topic: string; partition: number },
   records: Buffer,
 ): Promise<{ error: ErrorName; message: string } | undefined> {
-  if (records.length < RECORD_BATCH_OVERHEAD) return undefined;
-  if ((records.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0) return undefined;
   const producerId = records.readBigInt64BE(PRODUCER_ID_OFFSET);
   const producerEpoch = records.readInt16BE(PRODUCER_EPOCH_OFFSET);
   const state = services.replicaManager.getPartition(tp)?.log?.producerStateManager.lastEntry(producerId);
