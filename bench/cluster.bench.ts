@@ -56,6 +56,7 @@ import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
 import { ZooKeeperHarness } from "../test/support/zookeeper-harness.js";
 import { cpuSeconds } from "./support/proc-sampler.js";
+import { BenchReport } from "./support/report.js";
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -109,25 +110,11 @@ const NODE_OPTIONS = [
 
 // ---- output ----
 
-interface Row {
-  readonly what: string;
-  readonly value: string;
-}
-const rows: Row[] = [];
-const findings: string[] = [];
+const report = new BenchReport();
 let failed = false;
-function record(what: string, value: string): void {
-  rows.push({ what, value });
-  console.log(`  ${what}: ${value}`);
-}
-function phase(title: string): void {
-  rows.push({ what: `**${title}**`, value: "" });
-  console.log(`\n${title}`);
-}
-function finding(f: string): void {
-  findings.push(f);
-  console.log(`  FINDING: ${f}`);
-}
+const record = (what: string, value: string): void => report.record(what, value);
+const phase = (title: string): void => report.phase(title);
+const finding = (f: string): void => report.finding(f);
 function note(s: string): void {
   console.log(`  (${s})`);
 }
@@ -1137,13 +1124,7 @@ async function main(): Promise<void> {
     await zk.close();
   }
   console.log(`\nuptime at the end: ${sh("uptime", [])}`);
-  console.log("\n| measurement | figure |\n|---|---|");
-  for (const r of rows)
-    console.log(r.what.startsWith("**") ? `| ${r.what} | |` : `| ${r.what} | ${r.value} |`);
-  if (findings.length > 0) {
-    console.log("\nfindings:");
-    for (const f of findings) console.log(`- ${f}`);
-  }
+  report.printTable();
   console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
   if (failed) process.exitCode = 1;
 }

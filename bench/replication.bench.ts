@@ -49,6 +49,7 @@ import {
 } from "./support/child-processes.js";
 import { type ProducerSummary, producerSummary } from "./support/perf-output.js";
 import { ProcSampler, type ProcUsage } from "./support/proc-sampler.js";
+import { BenchReport } from "./support/report.js";
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -93,17 +94,11 @@ const REPO = process.cwd();
 
 // ---- output ----
 
-const rows: { what: string; value: string }[] = [];
+const report = new BenchReport();
 const rawLines: string[] = [];
 const failures: string[] = [];
-function record(what: string, value: string): void {
-  rows.push({ what, value });
-  console.log(`  ${what}: ${value}`);
-}
-function phase(title: string): void {
-  rows.push({ what: `**${title}**`, value: "" });
-  console.log(`\n${title}`);
-}
+const record = (what: string, value: string): void => report.record(what, value);
+const phase = (title: string): void => report.phase(title);
 function failed(what: string, e: unknown): void {
   const msg = e instanceof Error ? e.message : String(e);
   failures.push(`${what}: ${msg.split("\n")[0]}`);
@@ -608,9 +603,7 @@ async function main(): Promise<void> {
       `**${ratio.toFixed(2)}×** (goal ≥ 0.4×: ${ratio >= 0.4 ? "met" : "NOT met"})`,
     );
   }
-  console.log("\n| measurement | figure |\n|---|---|");
-  for (const r of rows)
-    console.log(r.what.startsWith("**") ? `| ${r.what} | |` : `| ${r.what} | ${r.value} |`);
+  report.printTable();
   console.log(`\n${rawLines.join("\n")}`);
   console.log(
     `\nload average at the end: ${loadavg()

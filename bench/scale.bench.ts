@@ -32,6 +32,7 @@ import { Apis } from "../src/protocol/generated/api-table.js";
 import type { MetadataResponse } from "../src/protocol/generated/messages/MetadataResponse.js";
 import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
+import { BenchReport } from "./support/report.js";
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -60,24 +61,10 @@ const LIST_OFFSETS = Apis.ListOffsets;
 
 const topicName = (i: number): string => `scale-${String(i).padStart(4, "0")}`;
 
-interface Row {
-  readonly what: string;
-  readonly value: string;
-}
-const rows: Row[] = [];
-const findings: string[] = [];
-function record(what: string, value: string): void {
-  rows.push({ what, value });
-  console.log(`  ${what}: ${value}`);
-}
-function phase(title: string): void {
-  rows.push({ what: `**${title}**`, value: "" });
-  console.log(`\n${title}`);
-}
-function finding(f: string): void {
-  findings.push(f);
-  console.log(`  FINDING: ${f}`);
-}
+const report = new BenchReport();
+const record = (what: string, value: string): void => report.record(what, value);
+const phase = (title: string): void => report.phase(title);
+const finding = (f: string): void => report.finding(f);
 
 const ms = (x: number): string => `${x.toFixed(x < 10 ? 2 : x < 100 ? 1 : 0)} ms`;
 const mib = (kib: number): string => `${(kib / 1024).toFixed(1)} MiB`;
@@ -495,13 +482,7 @@ async function main(): Promise<void> {
     }
   }
 
-  console.log("\n| measurement | figure |\n|---|---|");
-  for (const r of rows)
-    console.log(r.what.startsWith("**") ? `| ${r.what} | |` : `| ${r.what} | ${r.value} |`);
-  if (findings.length > 0) {
-    console.log("\nfindings:");
-    for (const f of findings) console.log(`- ${f}`);
-  }
+  report.printTable();
   console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
 }
 
