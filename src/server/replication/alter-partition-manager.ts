@@ -119,9 +119,10 @@ export class AlterPartitionManager {
           }
           if (what === "Shrinking") this.isrChanges?.isrShrink();
           else this.isrChanges?.isrExpand();
-          this.replicaManager
-            .getPartition({ topic: r.topic, partition: r.partition })
-            ?.applyIsrUpdate(r.leaderEpoch, r.isr, r.partitionEpoch);
+          const partition = this.replicaManager.getPartition({ topic: r.topic, partition: r.partition });
+          // A shrunk ISR can move the HW: acks=all produces waiting on it complete now, not at their timeout.
+          if (partition?.applyIsrUpdate(r.leaderEpoch, r.isr, r.partitionEpoch))
+            this.replicaManager.tryCompleteDelayedRequests(partition.key);
         }
       })
       .catch((e) => this.log.warn(`AlterPartition for ${p.key} failed: ${(e as Error).message}`))

@@ -247,6 +247,8 @@ export class ReplicaManager {
         const hw = partition.log === undefined ? checkpoints.get(key) : undefined;
         if (state.leader === this.brokerId) partition.makeLeader(state, hw);
         else partition.makeFollower(state, hw);
+        // A smaller ISR can move the HW at once; a lost leadership fails what waited on it.
+        this.tryCompleteDelayedRequests(key);
         // An offline replica (its log failed; the LogManager logged why) answers KAFKA_STORAGE_ERROR.
         const errorCode = partition.isOffline ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
         result.set(key, { topicPartition: tp, errorCode });
@@ -305,7 +307,12 @@ export class ReplicaManager {
     return result;
   }
 
-  private tryCompleteDelayedRequests(key: string): void {
+  /**
+   * Re-checks the fetches and acks=all produces waiting on a partition (Kafka's tryCompleteDelayedRequests):
+   * after anything that can move its high watermark or leadership besides an append or a follower fetch —
+   * a leadership change, an ISR change accepted by the controller.
+   */
+  tryCompleteDelayedRequests(key: string): void {
     this.delayedFetchPurgatory.checkAndComplete(key);
     this.delayedProducePurgatory.checkAndComplete(key);
   }
