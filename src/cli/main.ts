@@ -50,6 +50,10 @@ const TOOLS: Record<string, Tool> = {
     summary: "Print the offsets of topic partitions (kafka-get-offsets.sh)",
     run: async (a) => (await import("./tools/get-offsets.js")).runGetOffsets(a),
   },
+  "leader-election": {
+    summary: "Elect preferred or unclean partition leaders (kafka-leader-election.sh)",
+    run: async (a) => (await import("./tools/leader-election.js")).runLeaderElection(a),
+  },
   "log-dirs": {
     summary: "Query the log directories of brokers (kafka-log-dirs.sh)",
     run: async (a) => (await import("./tools/log-dirs.js")).runLogDirs(a),
@@ -57,6 +61,11 @@ const TOOLS: Record<string, Tool> = {
   "producer-perf-test": {
     summary: "Measure producer throughput and latency (kafka-producer-perf-test.sh)",
     run: async (a) => (await import("./tools/producer-perf-test.js")).runProducerPerfTest(a),
+  },
+  "reassign-partitions": {
+    summary:
+      "Move partitions between brokers: generate, execute, verify, cancel, list (kafka-reassign-partitions.sh)",
+    run: async (a) => (await import("./tools/reassign-partitions.js")).runReassignPartitions(a),
   },
   "server-start": {
     summary: "Start a broker: server-start [server.properties] [--override k=v]... (kafka-server-start.sh)",

@@ -22,16 +22,18 @@ export function commandConfigOption(
 }
 
 /**
- * Runs `body` with an AdminClient configured from --bootstrap-server and --command-config (`adjust` may
- * change those options, e.g. the tool's client.id), and closes the client afterwards.
+ * Runs `body` with an AdminClient configured from --bootstrap-server and --command-config (or the tool's
+ * own name for that option, e.g. leader-election's --admin.config; `adjust` may change those options, e.g.
+ * the tool's client.id), and closes the client afterwards.
  */
 export async function withAdminClient<T>(
   args: ParsedArgs,
   body: (admin: AdminClient) => Promise<T>,
   adjust: (options: AdminClientOptions) => AdminClientOptions = (o) => o,
+  configOption = "command-config",
 ): Promise<T> {
   const admin = new AdminClient(
-    adjust(adminClientOptions(args.value("bootstrap-server"), args.value("command-config"))),
+    adjust(adminClientOptions(args.value("bootstrap-server"), args.value(configOption))),
   );
   try {
     return await body(admin);

@@ -3,11 +3,11 @@
 // `Executing records delete operation`, `Records delete operation completed:` and one
 // `partition: t-0\tlow_watermark: N` (or `partition: t-0\terror: <exception>: <message>`) line each.
 
-import { readFileSync } from "node:fs";
 import { kafkaExceptionClass } from "../../client/errors.js";
-import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec } from "../args.js";
+import { readJsonFile } from "../json-input.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
-import { parseOffsetJson } from "./delete-records-json.js";
+import { offsetsFromJson } from "./delete-records-json.js";
 
 export const DELETE_RECORDS_SPEC: ToolSpec = {
   name: "delete-records",
@@ -34,14 +34,7 @@ export function runDeleteRecords(argv: string[]): Promise<number> {
 async function deleteRecords(args: ParsedArgs): Promise<number> {
   checkRequired(args, "bootstrap-server", "offset-json-file");
   const file = args.value("offset-json-file")!;
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`${file}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`);
-  }
-  const requests = parseOffsetJson(text);
+  const requests = offsetsFromJson(readJsonFile(file));
   return withAdminClient(args, async (admin) => {
     process.stdout.write("Executing records delete operation\n");
     const results = await admin.deleteRecords(requests);

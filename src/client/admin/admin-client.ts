@@ -11,7 +11,7 @@
 //   const offsets = await admin.listOffsets([{ topic: "t", partition: 0, spec: "latest" }]);
 //   await admin.close();
 
-import { type ApiDefinition, Apis } from "../../protocol/generated/api-table.js";
+import { Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import { KafkaClientError } from "../errors.js";
 import type { BrokerConnection } from "../network/broker-connection.js";
@@ -111,7 +111,7 @@ export class AdminClient {
     topics: readonly NewTopic[],
     options: { validateOnly?: boolean } = {},
   ): Promise<CreateTopicResult[]> {
-    const res = await this.toController(
+    const res = await this.cluster.sendToController(
       Apis.CreateTopics,
       () => ({
         topics: topics.map((t) => ({
@@ -144,7 +144,7 @@ export class AdminClient {
   }
 
   async deleteTopics(names: readonly string[]): Promise<DeleteTopicResult[]> {
-    const res = await this.toController(
+    const res = await this.cluster.sendToController(
       Apis.DeleteTopics,
       (version) => ({
         topics: version >= 6 ? names.map((name) => ({ name, topicId: ZERO_UUID })) : [],
@@ -209,7 +209,7 @@ export class AdminClient {
     requests: readonly NewPartitions[],
     options: { validateOnly?: boolean } = {},
   ): Promise<CreatePartitionsResult[]> {
-    const res = await this.toController(
+    const res = await this.cluster.sendToController(
       Apis.CreatePartitions,
       () => ({
         topics: requests.map((r) => ({
@@ -470,25 +470,6 @@ export class AdminClient {
   }
 
   // ---- routing -------------------------------------------------------------------------------------
-
-  /**
-   * Sends to the controller, retrying retriable errors; when `codes` of the answer include
-   * NOT_CONTROLLER the metadata is refreshed and the request sent again.
-   */
-  private async toController<Req, Res>(
-    api: ApiDefinition<Req, Res>,
-    request: (version: number) => Req,
-    codes: (res: Res) => number[],
-  ): Promise<Res> {
-    return this.cluster.withRetries(api.name, async (attempt) => {
-      if (attempt > 0 || this.cluster.controllerId < 0) await this.cluster.refreshMetadata([]);
-      const conn = await this.cluster.controllerConnection();
-      const version = conn.versionFor(api);
-      const res = await conn.send(api, version, request(version));
-      if (codes(res).includes(ErrorCode.NOT_CONTROLLER)) throw KafkaClientError.of("NOT_CONTROLLER");
-      return res;
-    });
-  }
 
   /** Groups config resources by the broker that must answer them: a broker's own id, else any (-1). */
   private groupByConfigBroker(resources: readonly ConfigResource[]): Map<number, ConfigResource[]> {

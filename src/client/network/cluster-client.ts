@@ -14,7 +14,7 @@
 //   await cluster.close();
 
 import { SYSTEM_TIME, type Time } from "../../common/time.js";
-import { Apis } from "../../protocol/generated/api-table.js";
+import { type ApiDefinition, Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import type { MetadataRequest } from "../../protocol/generated/messages/MetadataRequest.js";
 import type { MetadataResponse } from "../../protocol/generated/messages/MetadataResponse.js";
@@ -259,6 +259,25 @@ export class ClusterClient {
     if (this.current.controllerId < 0) await this.refreshMetadata();
     if (this.current.controllerId < 0) throw KafkaClientError.of("NOT_CONTROLLER", "No controller is known");
     return this.connectionTo(this.current.controllerId);
+  }
+
+  /**
+   * Sends to the controller, retrying retriable errors; when `codes` of the answer include NOT_CONTROLLER
+   * the metadata is refreshed and the request sent again (to the new controller).
+   */
+  async sendToController<Req, Res>(
+    api: ApiDefinition<Req, Res>,
+    request: (version: number) => Req,
+    codes: (res: Res) => number[],
+  ): Promise<Res> {
+    return this.withRetries(api.name, async (attempt) => {
+      if (attempt > 0 || this.current.controllerId < 0) await this.refreshMetadata([]);
+      const conn = await this.controllerConnection();
+      const version = conn.versionFor(api);
+      const res = await conn.send(api, version, request(version));
+      if (codes(res).includes(ErrorCode.NOT_CONTROLLER)) throw KafkaClientError.of("NOT_CONTROLLER");
+      return res;
+    });
   }
 
   /** The coordinator of a group or transactional id (FindCoordinator), retried while it loads. */

@@ -2,8 +2,9 @@
 // from the store once at failover and then kept up to date by the controller's own writes and watches,
 // so a broker change never re-reads every partition state. Owns: the controller epoch and its znode
 // version, the live brokers with their registrations and epochs (czxid), brokers shutting down, topic
-// ids, replica assignments, each partition's leadership (LeaderAndIsr + znode version) and state-machine
-// state, and the topics queued for deletion.
+// ids, replica assignments (with the adding and removing replicas of partitions being reassigned), each
+// partition's leadership (LeaderAndIsr + znode version) and state-machine state, and the topics queued for
+// deletion.
 
 import type { LeaderIsrAndZkVersion } from "../metadata/kafka-zk-client.js";
 import type { BrokerRegistration } from "../metadata/zk-data.js";
@@ -36,8 +37,10 @@ export class ControllerContext {
   readonly liveBrokers = new Map<number, LiveBroker>();
   readonly shuttingDownBrokerIds = new Set<number>();
   readonly topicIds = new Map<string, string>();
-  /** topic → partition → replicas (assignment order). */
+  /** topic → partition → replicas (assignment order; while reassigned: the target then the original ones). */
   readonly assignments = new Map<string, Map<number, number[]>>();
+  /** "topic-partition" → the replicas being added and removed, for the partitions being reassigned. */
+  readonly reassigning = new Map<string, { readonly adding: number[]; readonly removing: number[] }>();
   /** "topic-partition" → leadership. */
   readonly leadership = new Map<string, LeaderIsrAndZkVersion>();
   readonly partitionStates = new Map<string, PartitionStateName>();
@@ -48,6 +51,7 @@ export class ControllerContext {
     this.shuttingDownBrokerIds.clear();
     this.topicIds.clear();
     this.assignments.clear();
+    this.reassigning.clear();
     this.leadership.clear();
     this.partitionStates.clear();
     this.topicsToBeDeleted.clear();
@@ -112,6 +116,7 @@ export class ControllerContext {
       const k = tpKey(tp.topic, tp.partition);
       this.leadership.delete(k);
       this.partitionStates.delete(k);
+      this.reassigning.delete(k);
     }
     this.assignments.delete(topic);
     this.topicIds.delete(topic);

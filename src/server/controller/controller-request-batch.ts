@@ -58,6 +58,7 @@ export class ControllerBrokerRequestBatch {
     const l = this.context.leadership.get(k);
     if (l === undefined) return;
     const replicas = this.context.replicasFor(tp.topic, tp.partition);
+    const reassigning = this.context.reassigning.get(k);
     for (const id of brokerIds) {
       if (!this.context.isLive(id)) continue;
       const m = getOrCreate(this.leaderAndIsr, id, () => new Map());
@@ -72,8 +73,8 @@ export class ControllerBrokerRequestBatch {
         isr: [...l.leaderAndIsr.isr],
         partitionEpoch: l.zkVersion,
         replicas: [...replicas],
-        addingReplicas: [],
-        removingReplicas: [],
+        addingReplicas: [...(reassigning?.adding ?? [])],
+        removingReplicas: [...(reassigning?.removing ?? [])],
         isNew: isNew || (prev?.isNew ?? false),
         leaderRecoveryState: 0,
       });

@@ -10,6 +10,7 @@
 
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
+import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
@@ -20,7 +21,19 @@ import { ControllerChannelManager, type ControlPlaneReceiver } from "./controlle
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerEventManager } from "./controller-event-manager.js";
 import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import {
+  PartitionReassignments,
+  type ReassignmentRequest,
+  type ReassignmentResult,
+  type ReplicaAssignment,
+} from "./partition-reassignment.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
+import {
+  ElectionType,
+  electReplicaLeaders,
+  partitionsForAutoLeaderRebalance,
+  type ReplicaElectionResult,
+} from "./replica-leader-election.js";
 import { ReplicaStateMachine } from "./replica-state-machine.js";
 import { TopicDeletionManager } from "./topic-deletion-manager.js";
 
@@ -41,6 +54,15 @@ export interface KafkaControllerOptions {
   readonly registerBroker?: () => Promise<void>;
   /** ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …). */
   readonly stats?: ControllerStatsRecorder;
+  /**
+   * auto.leader.rebalance.enable with leader.imbalance.per.broker.percentage and
+   * leader.imbalance.check.interval.seconds (ms here), run on `scheduler` while this broker is the controller.
+   */
+  readonly autoLeaderRebalance?: {
+    readonly scheduler: Scheduler;
+    readonly imbalancePerBrokerPercentage: number;
+    readonly checkIntervalMs: number;
+  };
   readonly logger?: Logger;
 }
 
@@ -58,9 +80,11 @@ export class KafkaController {
   private psm: PartitionStateMachine | undefined;
   private rsm: ReplicaStateMachine | undefined;
   private deletion: TopicDeletionManager | undefined;
+  private reassignments: PartitionReassignments | undefined;
   private active = false;
   private _activeControllerId = -1;
   private readonly watchedTopics = new Set<string>();
+  private autoRebalanceTask: ScheduledTask | undefined;
   private stopped = false;
 
   constructor(
@@ -219,6 +243,7 @@ export class KafkaController {
       this.log,
     );
     this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);
+    this.reassignments = new PartitionReassignments(ctx, this.zk, this.psm, this.rsm, batch, this.log);
     this.deletion = new TopicDeletionManager(
       ctx,
       this.zk,
@@ -246,6 +271,12 @@ export class KafkaController {
     for (const [topic, a] of assignments) {
       ctx.topicIds.set(topic, a.topicId);
       ctx.assignments.set(topic, new Map([...a.partitions].map(([p, r]) => [p, [...r]])));
+      // Reassignments in progress (adding/removing replicas in the topic znode) resume below.
+      for (const p of a.partitions.keys()) {
+        const adding = [...(a.addingReplicas.get(p) ?? [])];
+        const removing = [...(a.removingReplicas.get(p) ?? [])];
+        if (adding.length + removing.length > 0) ctx.reassigning.set(tpKey(topic, p), { adding, removing });
+      }
       await this.watchTopic(topic);
     }
     const all = ctx.allPartitions();
@@ -282,7 +313,13 @@ export class KafkaController {
     }
     for (const [id, parts] of deadInIsr) await this.rsm.offlineReplicas(id, parts, false);
     this.sendBatch();
+    // Kafka's initializePartitionReassignments: /admin/reassign_partitions first, then the API ones.
+    const fromZk = await this.onZkPartitionReassignment();
+    await this.reassignments.resume((tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
+    this.sendBatch();
     await this.onTopicDeletion(queued);
+    // Kafka checks the leader imbalance 5 s after a failover, then every check interval.
+    this.scheduleAutoLeaderRebalance(5000);
   }
 
   private async onControllerResignation(): Promise<void> {
@@ -292,6 +329,8 @@ export class KafkaController {
   private onControllerResignationSync(): void {
     if (this.active) this.log.info(`Resigned as the controller (epoch ${this.context.epoch})`);
     this.active = false;
+    this.autoRebalanceTask?.cancel();
+    this.autoRebalanceTask = undefined;
     this.channel?.shutdown();
     this.channel = undefined;
     this.batch = undefined;
@@ -299,6 +338,7 @@ export class KafkaController {
     this.rsm = undefined;
     this.deletion?.reset();
     this.deletion = undefined;
+    this.reassignments = undefined;
     this.watchedTopics.clear();
     const epoch = this.context.epoch;
     this.context.reset();
@@ -366,6 +406,10 @@ export class KafkaController {
     // Their replicas come online: each learns its partitions' leadership.
     this.rsm!.onlineReplicas(ids);
     await this.psm!.triggerOnlinePartitionStateChange();
+    // Reassignments waiting for replicas on these brokers go on.
+    await this.reassignments!.resume((tp) =>
+      this.reassignments!.assignmentOf(tp).replicas.some((r) => ids.includes(r)),
+    );
     await this.deletion!.resumeDeletions();
   }
 
@@ -583,8 +627,132 @@ export class KafkaController {
       }
       this.batch?.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), updates);
       this.sendBatch();
+      // A grown ISR may complete a reassignment: after this answer (Kafka's maybeCompleteReassignment).
+      const reassigning = updates.filter(
+        (u) => written.has(tpKey(u.topic, u.partition)) && ctx.reassigning.has(tpKey(u.topic, u.partition)),
+      );
+      if (reassigning.length > 0)
+        void this.put("PartitionReassignmentIsrChange", async () => {
+          if (!this.active || this.reassignments === undefined) return;
+          for (const tp of reassigning) await this.reassignments.maybeComplete(tp);
+          this.sendBatch();
+        });
     }
     return results;
+  }
+
+  // ---- replica leader elections (ElectLeaders, auto.leader.rebalance.enable) ----
+
+  /**
+   * ElectLeaders (KIP-460) on the controller: the given partitions, or every partition when undefined (then
+   * only those that needed an election are answered, as Kafka's KafkaApis filters ELECTION_NOT_NEEDED).
+   * Resolves after the new leaderships are written and sent; "NOT_CONTROLLER" when this broker is not.
+   */
+  electLeaders(
+    partitions: readonly TopicPartitionKey[] | undefined,
+    type: ElectionType,
+  ): Promise<ReplicaElectionResult[] | "NOT_CONTROLLER"> {
+    return new Promise((resolve) => {
+      void this.put("ReplicaLeaderElection", async () => {
+        if (!this.active || this.psm === undefined) return resolve("NOT_CONTROLLER");
+        const asked = partitions ?? this.context.allPartitions();
+        this.log.info(
+          `Starting replica leader election (${type === ElectionType.PREFERRED ? "PREFERRED" : "UNCLEAN"}) for ${partitions ? `partitions ${asked.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}` : "all partitions"} triggered by AdminClientTriggered`,
+        );
+        const results = await electReplicaLeaders(
+          this.context,
+          this.psm,
+          asked,
+          type,
+          "AdminClientTriggered",
+        );
+        this.sendBatch();
+        resolve(partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED));
+      }).then(() => resolve("NOT_CONTROLLER"));
+    });
+  }
+
+  private scheduleAutoLeaderRebalance(delayMs: number): void {
+    const auto = this.options.autoLeaderRebalance;
+    if (auto === undefined || !this.active) return;
+    this.autoRebalanceTask?.cancel();
+    this.autoRebalanceTask = auto.scheduler.schedule(
+      "auto-leader-rebalance-task",
+      () => {
+        void this.put("AutoPreferredReplicaLeaderElection", async () => {
+          if (!this.active || this.psm === undefined) return;
+          try {
+            const todo = partitionsForAutoLeaderRebalance(
+              this.context,
+              auto.imbalancePerBrokerPercentage,
+              (tp) => this.context.reassigning.has(tpKey(tp.topic, tp.partition)),
+            );
+            if (todo.length > 0) {
+              this.log.info(
+                `Starting replica leader election (PREFERRED) for partitions ${todo.map((tp) => tpKey(tp.topic, tp.partition)).join(",")} triggered by AutoTriggered`,
+              );
+              await electReplicaLeaders(
+                this.context,
+                this.psm,
+                todo,
+                ElectionType.PREFERRED,
+                "AutoTriggered",
+              );
+              this.sendBatch();
+            }
+          } finally {
+            this.scheduleAutoLeaderRebalance(auto.checkIntervalMs);
+          }
+        });
+      },
+      delayMs,
+    );
+  }
+
+  // ---- partition reassignment (KIP-455, /admin/reassign_partitions) ----
+
+  /** AlterPartitionReassignments on the controller; a null replica list cancels. */
+  alterPartitionReassignments(
+    requests: readonly ReassignmentRequest[],
+  ): Promise<ReassignmentResult[] | "NOT_CONTROLLER"> {
+    return new Promise((resolve) => {
+      void this.put("ApiPartitionReassignment", async () => {
+        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
+        const results = await this.reassignments.alter(requests);
+        this.sendBatch();
+        resolve(results);
+      }).then(() => resolve("NOT_CONTROLLER"));
+    });
+  }
+
+  /** ListPartitionReassignments on the controller: the given partitions (or all) being reassigned. */
+  listPartitionReassignments(
+    partitions: readonly TopicPartitionKey[] | undefined,
+  ): Promise<Array<TopicPartitionKey & { assignment: ReplicaAssignment }> | "NOT_CONTROLLER"> {
+    return new Promise((resolve) => {
+      void this.put("ListPartitionReassignments", async () => {
+        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
+        resolve(this.reassignments.list(partitions));
+      }).then(() => resolve("NOT_CONTROLLER"));
+    });
+  }
+
+  /** Watches /admin/reassign_partitions for its creation (Kafka's PartitionReassignmentHandler). */
+  private watchReassignPartitions = (e: { type: string }): void => {
+    void this.put("ZkPartitionReassignment", async () => {
+      if (!this.active) return;
+      if (e.type === "NodeCreated") await this.onZkPartitionReassignment();
+      else await this.zk.store.exists(ZkPaths.reassignPartitions, this.watchReassignPartitions);
+      this.sendBatch();
+    });
+  };
+
+  /** Starts the reassignments written to /admin/reassign_partitions; returns the partitions started. */
+  private async onZkPartitionReassignment(): Promise<Set<string>> {
+    if (!this.active || this.reassignments === undefined) return new Set();
+    const exists = await this.zk.store.exists(ZkPaths.reassignPartitions, this.watchReassignPartitions);
+    if (exists === undefined) return new Set();
+    return this.reassignments.processZkReassignment();
   }
 
   // ---- controlled shutdown ----

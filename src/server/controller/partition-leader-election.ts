@@ -36,3 +36,12 @@ export function preferredReplicaPartitionLeaderElection(
   const preferred = assignment[0];
   return preferred !== undefined && isLive(preferred) && isr.includes(preferred) ? preferred : undefined;
 }
+
+/** Reassignment: the first replica of the target assignment that is live and in the ISR. */
+export function reassignPartitionLeaderElection(
+  targetReplicas: readonly number[],
+  isr: readonly number[],
+  isLive: (id: number) => boolean,
+): number | undefined {
+  return targetReplicas.find((id) => isLive(id) && isr.includes(id));
+}

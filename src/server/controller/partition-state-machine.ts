@@ -18,9 +18,16 @@ import {
   controlledShutdownPartitionLeaderElection,
   offlinePartitionLeaderElection,
   preferredReplicaPartitionLeaderElection,
+  reassignPartitionLeaderElection,
 } from "./partition-leader-election.js";
 
-export type ElectionStrategy = "offline" | "controlledShutdown" | "preferred";
+/**
+ * How a leader is chosen (Kafka's PartitionLeaderElectionStrategy): "offline" is
+ * OfflinePartitionLeaderElectionStrategy with the topic's unclean.leader.election.enable, "unclean" the same
+ * with unclean election allowed (an operator's ElectLeaders UNCLEAN), "reassign" moves leadership to a
+ * replica of a completed reassignment's target replicas.
+ */
+export type ElectionStrategy = "offline" | "unclean" | "controlledShutdown" | "preferred" | "reassign";
 
 export interface PartitionStateMachineOptions {
   /** unclean.leader.election.enable of a topic (its override, else the broker's). */
@@ -159,7 +166,7 @@ export class PartitionStateMachine {
         }
         const next = await this.elect(tp, cur, strategy, unclean);
         if (next === undefined) {
-          if (strategy === "offline") {
+          if (strategy === "offline" || strategy === "unclean") {
             this.ctx.partitionStates.set(k, "OfflinePartition");
             this.log.error(
               `Controller failed to elect a leader for partition ${k}: no replica of ${this.ctx
@@ -204,8 +211,10 @@ export class PartitionStateMachine {
     const live = (id: number): boolean => this.ctx.isLive(id);
     const base = { leaderEpoch: cur.leaderAndIsr.leaderEpoch + 1, controllerEpoch: this.ctx.epoch };
     switch (strategy) {
-      case "offline": {
-        const uncleanEnabled = await this.options.uncleanLeaderElectionEnable(tp.topic);
+      case "offline":
+      case "unclean": {
+        const uncleanEnabled =
+          strategy === "unclean" || (await this.options.uncleanLeaderElectionEnable(tp.topic));
         const r = offlinePartitionLeaderElection(replicas, isr, live, uncleanEnabled);
         if (r === undefined) return undefined;
         if (r.unclean) {
@@ -226,6 +235,11 @@ export class PartitionStateMachine {
       case "preferred": {
         const leader = preferredReplicaPartitionLeaderElection(replicas, isr, live);
         if (leader === undefined || leader === cur.leaderAndIsr.leader) return undefined;
+        return { ...base, leader, isr };
+      }
+      case "reassign": {
+        const leader = reassignPartitionLeaderElection(replicas, isr, live);
+        if (leader === undefined) return undefined;
         return { ...base, leader, isr };
       }
     }

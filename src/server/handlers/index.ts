@@ -50,7 +50,10 @@ import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
 import { deleteGroupsHandler } from "./42-delete-groups.js";
+import { electLeadersHandler } from "./43-elect-leaders.js";
 import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.js";
+import { alterPartitionReassignmentsHandler } from "./45-alter-partition-reassignments.js";
+import { listPartitionReassignmentsHandler } from "./46-list-partition-reassignments.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
 import { alterPartitionHandler } from "./56-alter-partition.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
@@ -153,6 +156,9 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  electLeadersHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
   alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,

@@ -15,11 +15,13 @@ import {
   ControllerZNode,
   type LeaderAndIsr,
   PERSISTENT_ZK_PATHS,
+  ReassignPartitionsZNode,
   randomUuid,
   type TopicAssignment,
   TopicPartitionStateZNode,
   TopicZNode,
   ZkPaths,
+  type ZkReassignment,
 } from "./zk-data.js";
 
 export function isStoreError(e: unknown, code: string): boolean {
@@ -195,6 +197,43 @@ export class KafkaZkClient {
   async getTopicAssignment(topic: string): Promise<TopicAssignment | undefined> {
     const n = await this.store.get(ZkPaths.topic(topic));
     return n ? TopicZNode.decode(ZkPaths.topic(topic), n.data) : undefined;
+  }
+
+  /**
+   * Writes a topic's whole assignment (replicas, adding_replicas, removing_replicas), fenced by the
+   * controller epoch (Kafka's setTopicAssignmentRaw).
+   */
+  async setTopicAssignment(
+    topic: string,
+    assignment: TopicAssignment,
+    epochZkVersion: number,
+  ): Promise<void> {
+    await this.fencedMulti(epochZkVersion, [
+      { type: "set", path: ZkPaths.topic(topic), data: TopicZNode.encode(assignment), version: -1 },
+    ]);
+  }
+
+  /** The reassignments waiting in /admin/reassign_partitions (none when the znode is absent). */
+  async getPartitionReassignment(): Promise<ZkReassignment[]> {
+    const n = await this.store.get(ZkPaths.reassignPartitions);
+    return n ? ReassignPartitionsZNode.decode(ZkPaths.reassignPartitions, n.data) : [];
+  }
+
+  /** Rewrites /admin/reassign_partitions with what is left, or deletes it when nothing is (fenced). */
+  async setOrDeletePartitionReassignment(
+    rs: readonly ZkReassignment[],
+    epochZkVersion: number,
+  ): Promise<void> {
+    const path = ZkPaths.reassignPartitions;
+    try {
+      if (rs.length === 0) await this.fencedMulti(epochZkVersion, [{ type: "delete", path, version: -1 }]);
+      else
+        await this.fencedMulti(epochZkVersion, [
+          { type: "set", path, data: ReassignPartitionsZNode.encode(rs), version: -1 },
+        ]);
+    } catch (e) {
+      if (!isStoreError(e, "NoNode")) throw e;
+    }
   }
 
   /** The state znodes of these partitions (absent ones are left out). */

@@ -29,6 +29,7 @@ export const ZkPaths = {
   admin: "/admin",
   deleteTopics: "/admin/delete_topics",
   deleteTopic: (t: string): string => `/admin/delete_topics/${t}`,
+  reassignPartitions: "/admin/reassign_partitions",
   isrChangeNotification: "/isr_change_notification",
   logDirEventNotification: "/log_dir_event_notification",
 } as const;
@@ -235,6 +236,42 @@ export const TopicZNode = {
       addingReplicas: objToMap(path, o.adding_replicas, "adding_replicas"),
       removingReplicas: objToMap(path, o.removing_replicas, "removing_replicas"),
     };
+  },
+};
+
+// ---- /admin/reassign_partitions ----
+/** A reassignment asked for through ZooKeeper: topic-partition → target replicas. */
+export interface ZkReassignment {
+  readonly topic: string;
+  readonly partition: number;
+  readonly replicas: readonly number[];
+}
+
+/** `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}` (Kafka's ReassignPartitionsZNode). */
+export const ReassignPartitionsZNode = {
+  encode: (rs: readonly ZkReassignment[]): Buffer =>
+    json({
+      version: 1,
+      partitions: rs.map((r) => ({ topic: r.topic, partition: r.partition, replicas: [...r.replicas] })),
+    }),
+  decode(path: string, data: Buffer): ZkReassignment[] {
+    const o = parse(path, data);
+    if (!Array.isArray(o.partitions)) throw bad(path, "partitions: expected an array");
+    return o.partitions.map((e: unknown, i: number) => {
+      const r = e as Record<string, unknown> | null;
+      if (
+        r === null ||
+        typeof r !== "object" ||
+        typeof r.topic !== "string" ||
+        !Number.isInteger(r.partition)
+      )
+        throw bad(path, `partitions[${i}]: expected {topic, partition, replicas}`);
+      return {
+        topic: r.topic,
+        partition: r.partition as number,
+        replicas: intArray(path, r.replicas, `partitions[${i}].replicas`),
+      };
+    });
   },
 };
 

@@ -91,32 +91,45 @@ describe("tributary delete-records", () => {
   });
 
   test("bad JSON files: one line naming the JSON path, exit 1, nothing deleted", async () => {
+    // Each message starts with the file's name (offsets-<n>.json), then the JSON path or the line and column.
     const cases: Array<[string, string]> = [
-      ["{not json", "The input string is not a valid JSON"],
+      ["{not json", "not valid JSON at line 1, column 2: Expected property name or '}'"],
+      [
+        '{"partitions": [\n  {"topic": "dr",\n   "partition": 0 "offset": 1}]}',
+        "not valid JSON at line 3, column 19:",
+      ],
+      ['{"partitions": [', "not valid JSON at line 1, column 17:"],
       ["[]", "(root): expected an object, got an array"],
-      ['{"version": 1}', "Missing partitions field"],
-      ['{"partitions": [], "version": 2}', "Not supported version field value 2"],
-      ['{"partitions": {"topic": "dr"}}', "partitions: expected an array, got an object"],
+      ['{"version": 1}', "(root): Missing partitions field"],
+      ['{"partitions": [], "version": 2}', "version: Not supported version field value 2 (expected 1)"],
+      [
+        '{"partitions": {"topic": "dr"}}',
+        "partitions: expected an array of {topic, partition, offset}, got an object",
+      ],
       ['{"partitions": [7]}', "partitions[0]: expected an object, got a number (7)"],
       [
         '{"partitions": [{"partition": 0, "offset": 1}]}',
-        "partitions[0].topic: expected a topic name (a non-empty string), got nothing (the field is missing)",
+        "partitions[0].topic: expected a topic name (1 to 249 of a-z A-Z 0-9 . _ -), got nothing (the field is missing)",
+      ],
+      [
+        '{"partitions": [{"topic": "d r", "partition": 0, "offset": 1}]}',
+        'partitions[0].topic: expected a topic name (1 to 249 of a-z A-Z 0-9 . _ -), got a string ("d r")',
       ],
       [
         '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1}, {"topic": "dr", "partition": "1", "offset": 1}]}',
-        'partitions[1].partition: expected a number, got a string ("1")',
+        'partitions[1].partition: expected a partition id (an integer from 0 to 2147483647), got a string ("1")',
       ],
       [
         '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1}, {"topic": "dr", "partition": 1, "offset": 1}, {"topic": "dr", "partition": 2, "offset": "4"}]}',
-        'partitions[2].offset: expected a number, got a string ("4")',
+        'partitions[2].offset: expected an offset (an integer, -1 for the high watermark), got a string ("4")',
       ],
       [
         '{"partitions": [{"topic": "dr", "partition": 0, "offset": 1.5}]}',
-        "partitions[0].offset: expected an offset (an integer, -1 for the high watermark), got 1.5",
+        "partitions[0].offset: expected an offset (an integer, -1 for the high watermark), got a number (1.5)",
       ],
       [
         '{"partitions": [{"topic": "dr", "partition": -1, "offset": 1}]}',
-        "partitions[0].partition: expected a partition id (an integer from 0 to 2147483647), got -1",
+        "partitions[0].partition: expected a partition id (an integer from 0 to 2147483647), got a number (-1)",
       ],
       [
         '{"partitions": [{"topic": "dr", "partition": 0, "offset": 4}, {"topic": "dr", "partition": 0, "offset": 4}]}',
@@ -124,12 +137,16 @@ describe("tributary delete-records", () => {
       ],
     ];
     for (const [json, expected] of cases) {
+      const file = `offsets-${files}.json`;
       const r = await deleteRecords(json);
       assert.equal(r.code, 1, describeResult(json, r));
       assert.equal(r.stdout, "", json);
       const err = lines(r.stderr);
       assert.equal(err.length, 1, describeResult(json, r));
-      assert.ok(err[0].startsWith(expected), `${json}\n  got:      ${err[0]}\n  expected: ${expected}`);
+      assert.ok(
+        err[0].includes(`${file}: ${expected}`),
+        `${json}\n  got:      ${err[0]}\n  expected: …${file}: ${expected}`,
+      );
     }
     const [earliest] = await fx.admin.listOffsets([{ topic: "dr", partition: 0, spec: "earliest" }]);
     assert.equal(earliest.offset, 3n, "nothing deleted by a rejected file");

@@ -1,0 +1,378 @@
+// `tributary reassign-partitions` (kafka-reassign-partitions.sh, Kafka's ReassignPartitionsCommand), one
+// action a run:
+//   --generate   --topics-to-move-json-file F --broker-list "0,1,2" [--disable-rack-aware]: prints
+//                "Current partition replica assignment" and "Proposed partition reassignment configuration",
+//                each as Kafka's compact JSON (placement by Kafka's AdminUtils.assignReplicasToBrokers).
+//   --execute    --reassignment-json-file F [--additional]: prints the current assignment to save for a
+//                rollback, starts the reassignments (AlterPartitionReassignments) and says so.
+//   --verify     --reassignment-json-file F: "Reassignment of partition t-0 is completed." / "… is still in
+//                progress." per partition.
+//   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress.
+//   --list       the reassignments in progress ("t-0: replicas: 3,0,1. adding: 3. removing: 1.").
+// Everything a file names is checked against the cluster before anything changes: an unknown broker or a
+// partition that does not exist is one line naming the file and the JSON path.
+
+import type { AdminClient } from "../../client/admin/admin-client.js";
+import { PartitionAdmin } from "../../client/admin/partition-admin.js";
+import {
+  assignReplicasToBrokers,
+  brokerPlacements,
+  RackAwareMode,
+} from "../../server/metadata/replica-assignment.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import {
+  ANY_LOG_DIR,
+  formatAsReassignmentJson,
+  type ReassignmentPlan,
+  readReassignmentJson,
+  readTopicsToMoveJson,
+} from "./reassign-partitions-json.js";
+
+export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
+  name: "reassign-partitions",
+  description: "This tool helps to move topic partitions between replicas.",
+  options: [
+    {
+      name: "verify",
+      description:
+        "Verify if the reassignment completed as specified by the --reassignment-json-file option. If there is a throttle engaged for the replicas specified, and the rebalance has completed, the throttle will be removed",
+    },
+    {
+      name: "generate",
+      description:
+        "Generate a candidate partition reassignment configuration. Note that this only generates a candidate assignment, it does not execute it.",
+    },
+    {
+      name: "execute",
+      description: "Kick off the reassignment as specified by the --reassignment-json-file option.",
+    },
+    { name: "cancel", description: "Cancel an active reassignment." },
+    { name: "list", description: "List all active partition reassignments." },
+    bootstrapServerOption("the server(s) to use for bootstrapping.", "Server(s) to use for bootstrapping"),
+    commandConfigOption("Admin client property file"),
+    {
+      name: "reassignment-json-file",
+      description:
+        'The JSON file with the partition reassignment configurationThe format to use is - \n{"partitions":\n\t[{"topic": "foo",\n\t  "partition": 1,\n\t  "replicas": [1,2,3],\n\t  "log_dirs": ["dir1","dir2","dir3"] }],\n"version":1\n}\nNote that "log_dirs" is optional. When it is specified, its length must equal the length of the replicas list. The value in this list can be either "any" or the absolution path of the log directory on the broker. If absolute log directory path is specified, the replica will be moved to the specified log directory on the broker.',
+      arg: { type: "String", describedAs: "manual assignment json file path" },
+    },
+    {
+      name: "topics-to-move-json-file",
+      description:
+        'Generate a reassignment configuration to move the partitions of the specified topics to the list of brokers specified by the --broker-list option. The format to use is - \n{"topics":\n\t[{"topic": "foo"},{"topic": "foo1"}],\n"version":1\n}',
+      arg: { type: "String", describedAs: "topics to reassign json file path" },
+    },
+    {
+      name: "broker-list",
+      description:
+        'The list of brokers to which the partitions need to be reassigned in the form "0,1,2". This is required if --topics-to-move-json-file is used to generate reassignment configuration',
+      arg: { type: "String", describedAs: "brokerlist" },
+    },
+    { name: "disable-rack-aware", description: "Disable rack aware replica assignment" },
+    {
+      name: "additional",
+      description:
+        "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment.",
+    },
+    { name: "preserve-throttles", description: "Do not modify broker or topic throttles." },
+  ],
+};
+
+const ACTIONS = ["generate", "execute", "verify", "cancel", "list"] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** Kafka's requiredArgs and permittedArgs of each action. */
+const REQUIRED: Record<Action, string[]> = {
+  verify: ["reassignment-json-file"],
+  generate: ["topics-to-move-json-file", "broker-list"],
+  execute: ["reassignment-json-file"],
+  cancel: ["reassignment-json-file"],
+  list: [],
+};
+const PERMITTED: Record<Action, string[]> = {
+  verify: ["bootstrap-server", "command-config", "preserve-throttles"],
+  generate: ["bootstrap-server", "command-config", "disable-rack-aware"],
+  execute: ["additional", "bootstrap-server", "command-config"],
+  cancel: ["bootstrap-server", "command-config", "preserve-throttles"],
+  list: ["bootstrap-server", "command-config"],
+};
+
+const CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE =
+  "Cannot execute because there is an existing partition assignment.  Use --additional to override this and create a new partition assignment in addition to the existing one. The --additional flag can also be used to change the throttle by resubmitting the current reassignment.";
+
+export function runReassignPartitions(argv: string[]): Promise<number> {
+  return runTool(REASSIGN_PARTITIONS_SPEC, argv, reassignPartitions);
+}
+
+function chooseAction(args: ParsedArgs): Action {
+  const given = ACTIONS.filter((a) => args.has(a));
+  if (given.length !== 1)
+    throw new UsageError(
+      `Command must include exactly one action: ${ACTIONS.map((a) => `--${a}`).join(", ")}`,
+    );
+  const action = given[0];
+  if (!args.has("bootstrap-server"))
+    throw new UsageError("Please specify either --bootstrap-server or --bootstrap-controller");
+  checkRequired(args, ...REQUIRED[action]);
+  for (const name of args.givenNames())
+    if (name !== action && !REQUIRED[action].includes(name) && !PERMITTED[action].includes(name))
+      throw new UsageError(`Option "[${name}]" can't be used with action "[${action}]"`);
+  return action;
+}
+
+async function reassignPartitions(args: ParsedArgs): Promise<number> {
+  const action = chooseAction(args);
+  // Files are read and checked before any connection: a bad file changes nothing.
+  const plan =
+    action === "execute" || action === "verify" || action === "cancel"
+      ? readReassignmentJson(args.value("reassignment-json-file")!, action === "execute")
+      : undefined;
+  const topicsToMove =
+    action === "generate" ? readTopicsToMoveJson(args.value("topics-to-move-json-file")!) : [];
+  const brokerList = action === "generate" ? parseBrokerList(args.value("broker-list")!) : [];
+  if (plan) {
+    const moves = plan.partitions.flatMap((p) =>
+      p.logDirs.map((d, i) => ({ p, d, i })).filter((x) => x.d !== ANY_LOG_DIR),
+    );
+    if (moves.length > 0)
+      throw new UsageError(
+        `${plan.file}: ${moves[0].p.path}.log_dirs[${moves[0].i}]: moving replicas between the log dirs of a broker is not supported yet (use "any")`,
+      );
+  }
+  return withAdminClient(
+    args,
+    async (admin) => {
+      const partitions = new PartitionAdmin(admin.cluster);
+      switch (action) {
+        case "generate":
+          await generate(
+            admin,
+            args.value("topics-to-move-json-file")!,
+            topicsToMove,
+            brokerList,
+            !args.has("disable-rack-aware"),
+          );
+          return 0;
+        case "execute":
+          return execute(admin, partitions, plan!, args.has("additional"));
+        case "verify":
+          return verify(admin, partitions, plan!);
+        case "cancel":
+          return cancel(partitions, plan!);
+        case "list":
+          return list(partitions);
+      }
+    },
+    (o) => ({ ...o, clientId: o.clientId ?? "reassign-partitions-tool" }),
+  );
+}
+
+function parseBrokerList(s: string): number[] {
+  const ids = s.split(",").map((x) => {
+    const t = x.trim();
+    if (!/^\d+$/.test(t) || Number(t) > 2 ** 31 - 1)
+      throw new UsageError(
+        `Invalid value '${s}' for --broker-list: expected broker ids separated by commas, e.g. "0,1,2" ('${t}' is not a broker id)`,
+      );
+    return Number(t);
+  });
+  const dups = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
+  if (dups.length > 0) throw new UsageError(`Broker list contains duplicate entries: ${dups.join(",")}`);
+  return ids;
+}
+
+/** The current replicas of every partition of `topics` (topic → partition → replicas). */
+async function currentAssignment(
+  admin: AdminClient,
+  topics: readonly string[],
+): Promise<Map<string, Map<number, number[]>>> {
+  const out = new Map<string, Map<number, number[]>>();
+  for (const d of await admin.describeTopics([...new Set(topics)])) {
+    if (d.error) {
+      if (d.error.errorName === "UNKNOWN_TOPIC_OR_PARTITION") continue;
+      throw d.error;
+    }
+    out.set(d.name, new Map(d.partitions.map((p) => [p.partition, [...p.replicas]])));
+  }
+  return out;
+}
+
+async function clusterBrokers(admin: AdminClient): Promise<Array<{ id: number; rack: string | null }>> {
+  return (await admin.describeCluster()).brokers.map((b) => ({ id: b.id, rack: b.rack }));
+}
+
+async function generate(
+  admin: AdminClient,
+  file: string,
+  topics: readonly string[],
+  brokerIds: readonly number[],
+  rackAware: boolean,
+): Promise<void> {
+  const brokers = await clusterBrokers(admin);
+  const known = new Set(brokers.map((b) => b.id));
+  const unknown = brokerIds.filter((id) => !known.has(id));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--broker-list: broker ${unknown.join(",")} is not in the cluster (its brokers: ${[...known].sort((a, b) => a - b).join(",")})`,
+    );
+  const current = await currentAssignment(admin, topics);
+  const missing = topics.findIndex((t) => !current.has(t));
+  if (missing >= 0)
+    throw new UsageError(`${file}: topics[${missing}].topic: topic ${topics[missing]} does not exist`);
+  const chosen = brokers.filter((b) => brokerIds.includes(b.id));
+  const withRack = chosen.filter((b) => b.rack !== null).length;
+  if (rackAware && withRack !== 0 && withRack !== chosen.length)
+    throw new UsageError(
+      "Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information.",
+    );
+  const placements = brokerPlacements(chosen, rackAware ? RackAwareMode.Enforced : RackAwareMode.Disabled);
+  const proposed = new Map<string, Map<number, number[]>>();
+  for (const [topic, parts] of current) {
+    const rf = parts.get(0)?.length ?? [...parts.values()][0]?.length ?? 0;
+    if (rf > placements.length)
+      throw new UsageError(
+        `Replication factor: ${rf} larger than available brokers: ${placements.length} (topic ${topic}, --broker-list ${brokerIds.join(",")})`,
+      );
+    proposed.set(topic, assignReplicasToBrokers(placements, parts.size, rf));
+  }
+  process.stdout.write(
+    `Current partition replica assignment\n${formatAsReassignmentJson(current)}\n\nProposed partition reassignment configuration\n${formatAsReassignmentJson(proposed)}\n`,
+  );
+}
+
+/** Checks every broker and partition of the plan against the cluster; returns the current replicas. */
+async function checkAgainstCluster(
+  admin: AdminClient,
+  plan: ReassignmentPlan,
+): Promise<Map<string, Map<number, number[]>>> {
+  const known = new Set((await clusterBrokers(admin)).map((b) => b.id));
+  for (const p of plan.partitions)
+    p.replicas.forEach((r, i) => {
+      if (!known.has(r))
+        throw new UsageError(
+          `${plan.file}: ${p.replicaPaths[i]}: Unknown broker id ${r} (the cluster's brokers: ${[...known].sort((a, b) => a - b).join(",")})`,
+        );
+    });
+  const current = await currentAssignment(
+    admin,
+    plan.partitions.map((p) => p.topic),
+  );
+  for (const p of plan.partitions) {
+    const parts = current.get(p.topic);
+    if (parts === undefined)
+      throw new UsageError(`${plan.file}: ${p.path}.topic: topic ${p.topic} does not exist`);
+    if (!parts.has(p.partition))
+      throw new UsageError(
+        `${plan.file}: ${p.path}.partition: partition ${p.topic}-${p.partition} does not exist (${p.topic} has ${parts.size} partition${parts.size === 1 ? "" : "s"})`,
+      );
+  }
+  return current;
+}
+
+function names(parts: ReadonlyArray<{ topic: string; partition: number }>): string[] {
+  return [...parts]
+    .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+    .map((p) => `${p.topic}-${p.partition}`);
+}
+
+async function execute(
+  admin: AdminClient,
+  partitions: PartitionAdmin,
+  plan: ReassignmentPlan,
+  additional: boolean,
+): Promise<number> {
+  const ongoing = await partitions.listPartitionReassignments();
+  if (!additional && ongoing.length > 0) throw new UsageError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE);
+  const current = await checkAgainstCluster(admin, plan);
+  const rollback = new Map<string, Map<number, number[]>>();
+  for (const p of plan.partitions) {
+    const m = rollback.get(p.topic) ?? new Map<number, number[]>();
+    m.set(p.partition, current.get(p.topic)!.get(p.partition)!);
+    rollback.set(p.topic, m);
+  }
+  process.stdout.write(
+    `Current partition replica assignment\n\n${formatAsReassignmentJson(rollback)}\n\nSave this to use as the --reassignment-json-file option during rollback\n`,
+  );
+  const results = await partitions.alterPartitionReassignments(
+    plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: p.replicas })),
+  );
+  const failed = results.filter((r) => r.error !== undefined);
+  if (failed.length > 0)
+    throw new UsageError(
+      `Error reassigning partition(s): ${failed.map((f) => `${f.topic}-${f.partition}: ${f.error!.message}`).join("; ")}`,
+    );
+  process.stdout.write(
+    `Successfully started partition reassignment${plan.partitions.length === 1 ? "" : "s"} for ${names(plan.partitions).join(",")}\n`,
+  );
+  return 0;
+}
+
+async function verify(
+  admin: AdminClient,
+  partitions: PartitionAdmin,
+  plan: ReassignmentPlan,
+): Promise<number> {
+  const ongoing = new Map(
+    (await partitions.listPartitionReassignments()).map((r) => [`${r.topic}-${r.partition}`, r]),
+  );
+  const current = await currentAssignment(
+    admin,
+    plan.partitions.map((p) => p.topic),
+  );
+  const out = ["Status of partition reassignment:"];
+  const sorted = [...plan.partitions].sort((a, b) =>
+    a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+  );
+  for (const p of sorted) {
+    const k = `${p.topic}-${p.partition}`;
+    if (ongoing.has(k)) {
+      out.push(`Reassignment of partition ${k} is still in progress.`);
+      continue;
+    }
+    const replicas = current.get(p.topic)?.get(p.partition) ?? [];
+    if (replicas.join(",") === p.replicas.join(",")) out.push(`Reassignment of partition ${k} is completed.`);
+    else
+      out.push(
+        `There is no active reassignment of partition ${k}, but replica set is ${replicas.join(",")} rather than ${p.replicas.join(",")}.`,
+      );
+  }
+  process.stdout.write(`${out.join("\n")}\n`);
+  return 0;
+}
+
+async function cancel(partitions: PartitionAdmin, plan: ReassignmentPlan): Promise<number> {
+  const active = await partitions.listPartitionReassignments(
+    plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition })),
+  );
+  if (active.length === 0) {
+    process.stdout.write("None of the specified partition reassignments are active.\n");
+    return 0;
+  }
+  const results = await partitions.alterPartitionReassignments(
+    active.map((a) => ({ topic: a.topic, partition: a.partition, replicas: null })),
+  );
+  const failed = results.filter((r) => r.error !== undefined);
+  if (failed.length > 0)
+    throw new UsageError(
+      `Error cancelling partition reassignment${failed.length === 1 ? "" : "s"} for: ${failed.map((f) => `${f.topic}-${f.partition}: ${f.error!.message}`).join("; ")}`,
+    );
+  process.stdout.write(
+    `Successfully cancelled partition reassignment${active.length === 1 ? "" : "s"} for: ${names(active).join(",")}\n`,
+  );
+  return 0;
+}
+
+async function list(partitions: PartitionAdmin): Promise<number> {
+  const ongoing = await partitions.listPartitionReassignments();
+  if (ongoing.length === 0) {
+    process.stdout.write("No partition reassignments found.\n");
+    return 0;
+  }
+  const lines = ongoing.map(
+    (r) =>
+      `${r.topic}-${r.partition}: replicas: ${r.replicas.join(",")}.${r.addingReplicas.length > 0 ? ` adding: ${r.addingReplicas.join(",")}.` : ""}${r.removingReplicas.length > 0 ? ` removing: ${r.removingReplicas.join(",")}.` : ""}`,
+  );
+  process.stdout.write(`Current partition reassignments:\n${lines.join("\n")}\n`);
+  return 0;
+}
