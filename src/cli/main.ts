@@ -34,6 +34,10 @@ const TOOLS: Record<string, Tool> = {
     summary: "Measure consumer throughput (kafka-consumer-perf-test.sh)",
     run: async (a) => (await import("./tools/consumer-perf-test.js")).runConsumerPerfTest(a),
   },
+  "decommission-broker": {
+    summary: "Move every replica off a broker and wait until it can be stopped",
+    run: async (a) => (await import("./tools/decommission-broker.js")).runDecommissionBroker(a),
+  },
   "delete-records": {
     summary: "Delete records before the offsets of a JSON file (kafka-delete-records.sh)",
     run: async (a) => (await import("./tools/delete-records.js")).runDeleteRecords(a),

@@ -311,6 +311,65 @@ test("a reassignment in progress survives a SIGKILL of the controller", async ()
   );
 });
 
+test("decommission-broker empties a broker, waits for the moves, then says it can be stopped", async () => {
+  await withLogTails(
+    () => cluster,
+    async () => {
+      const c = cluster!;
+      await c.startBroker(3);
+      await c.waitForRegistered([0, 1, 2, 3], 30_000);
+      await c.topics(["--create", "--topic", "spread", "--replica-assignment", "3:0,1:3,3:2"]);
+      await c.waitForDescribe(
+        "spread",
+        "3 partitions in sync",
+        20_000,
+        (ps) => ps.length === 3 && ps.every((p) => p.isr.length === 2),
+      );
+      assert.equal(await produce("spread", "s", 3000), 3000);
+      const r = await c.tributary(
+        [
+          "decommission-broker",
+          "--bootstrap-server",
+          c.bootstrap(),
+          "--broker-id",
+          "3",
+          "--timeout",
+          "60000",
+        ],
+        90_000,
+      );
+      assert.equal(r.code, 0, show(r));
+      const out = lines(r.stdout);
+      assert.match(
+        out[0],
+        /^Decommissioning broker 3: 3 partitions of 1 topic have a replica on it; the other brokers are 0,1,2\.$/,
+      );
+      assert.equal(out[1], "Current partition replica assignment");
+      assert.equal(out[3], "Proposed partition reassignment configuration");
+      assert.equal(out.at(-1), "Broker 3 holds no partition replicas now: it can be stopped.");
+      assert.ok(out.includes("Moved 3 of 3 partitions off broker 3"), show(r));
+      const parts = await c.describe("spread");
+      assert.ok(
+        parts.every((p) => !p.replicas.includes(3) && p.isr.length === 2),
+        JSON.stringify(parts),
+      );
+      await c.stopBroker(3, "SIGTERM");
+      assert.equal((await c.topics(["--describe", "--under-replicated-partitions"])).trim(), "");
+      assert.equal((await consumeAll("spread", 3000)).length, 3000);
+      const again = await c.tributary([
+        "decommission-broker",
+        "--bootstrap-server",
+        c.bootstrap(),
+        "--broker-id",
+        "3",
+      ]);
+      assert.deepEqual(lines(again.stdout), [
+        "Broker 3 holds no partition replicas: nothing to move. It can be stopped.",
+      ]);
+    },
+  );
+});
+
 test("bad plans: one line naming the file and JSON path, nothing changed", async () => {
   const c = cluster!;
   await c.waitForRegistered([0, 1, 2], 30_000);

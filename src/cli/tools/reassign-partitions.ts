@@ -14,11 +14,6 @@
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
-import {
-  assignReplicasToBrokers,
-  brokerPlacements,
-  RackAwareMode,
-} from "../../server/metadata/replica-assignment.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 import {
@@ -28,6 +23,7 @@ import {
   readReassignmentJson,
   readTopicsToMoveJson,
 } from "./reassign-partitions-json.js";
+import { clusterBrokers, currentAssignment, proposeAssignment } from "./reassignment-planning.js";
 
 export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
   name: "reassign-partitions",
@@ -182,26 +178,6 @@ function parseBrokerList(s: string): number[] {
   return ids;
 }
 
-/** The current replicas of every partition of `topics` (topic → partition → replicas). */
-async function currentAssignment(
-  admin: AdminClient,
-  topics: readonly string[],
-): Promise<Map<string, Map<number, number[]>>> {
-  const out = new Map<string, Map<number, number[]>>();
-  for (const d of await admin.describeTopics([...new Set(topics)])) {
-    if (d.error) {
-      if (d.error.errorName === "UNKNOWN_TOPIC_OR_PARTITION") continue;
-      throw d.error;
-    }
-    out.set(d.name, new Map(d.partitions.map((p) => [p.partition, [...p.replicas]])));
-  }
-  return out;
-}
-
-async function clusterBrokers(admin: AdminClient): Promise<Array<{ id: number; rack: string | null }>> {
-  return (await admin.describeCluster()).brokers.map((b) => ({ id: b.id, rack: b.rack }));
-}
-
 async function generate(
   admin: AdminClient,
   file: string,
@@ -214,28 +190,13 @@ async function generate(
   const unknown = brokerIds.filter((id) => !known.has(id));
   if (unknown.length > 0)
     throw new UsageError(
-      `--broker-list: broker ${unknown.join(",")} is not in the cluster (its brokers: ${[...known].sort((a, b) => a - b).join(",")})`,
+      `--broker-list: broker ${unknown.join(",")} is not in the cluster (its brokers: ${[...known].sort((x, y) => x - y).join(",")})`,
     );
   const current = await currentAssignment(admin, topics);
   const missing = topics.findIndex((t) => !current.has(t));
   if (missing >= 0)
     throw new UsageError(`${file}: topics[${missing}].topic: topic ${topics[missing]} does not exist`);
-  const chosen = brokers.filter((b) => brokerIds.includes(b.id));
-  const withRack = chosen.filter((b) => b.rack !== null).length;
-  if (rackAware && withRack !== 0 && withRack !== chosen.length)
-    throw new UsageError(
-      "Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information.",
-    );
-  const placements = brokerPlacements(chosen, rackAware ? RackAwareMode.Enforced : RackAwareMode.Disabled);
-  const proposed = new Map<string, Map<number, number[]>>();
-  for (const [topic, parts] of current) {
-    const rf = parts.get(0)?.length ?? [...parts.values()][0]?.length ?? 0;
-    if (rf > placements.length)
-      throw new UsageError(
-        `Replication factor: ${rf} larger than available brokers: ${placements.length} (topic ${topic}, --broker-list ${brokerIds.join(",")})`,
-      );
-    proposed.set(topic, assignReplicasToBrokers(placements, parts.size, rf));
-  }
+  const proposed = proposeAssignment(current, brokers, brokerIds, rackAware, "--broker-list");
   process.stdout.write(
     `Current partition replica assignment\n${formatAsReassignmentJson(current)}\n\nProposed partition reassignment configuration\n${formatAsReassignmentJson(proposed)}\n`,
   );

@@ -1,0 +1,137 @@
+// `tributary decommission-broker --broker-id N` (no Kafka tool does this in one step): moves every replica
+// off broker N so it can be stopped without leaving anything under-replicated. It plans the moves as
+// `reassign-partitions --generate` would for the topics with a replica on N over the remaining live
+// brokers, prints that plan and the current assignment (to roll back with reassign-partitions), starts the
+// reassignments, and waits, printing progress, until no partition lists N among its replicas. It will not
+// say "done" while N still holds the only in-sync copy of a partition: it names such partitions and keeps
+// waiting (up to --timeout, then exit 1).
+
+import { PartitionAdmin } from "../../client/admin/partition-admin.js";
+import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
+import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import { formatAsReassignmentJson } from "./reassign-partitions-json.js";
+import {
+  clusterBrokers,
+  currentAssignment,
+  proposeAssignment,
+  type TopicAssignments,
+} from "./reassignment-planning.js";
+
+export const DECOMMISSION_BROKER_SPEC: ToolSpec = {
+  name: "decommission-broker",
+  description:
+    "This tool moves every partition replica off a broker (planned as reassign-partitions --generate would for the other brokers), waits until it holds none, and says when it can be stopped.",
+  options: [
+    bootstrapServerOption("REQUIRED: The server(s) to connect to.", "server to connect to"),
+    commandConfigOption("Admin client property file"),
+    {
+      name: "broker-id",
+      description: "REQUIRED: The id of the broker to empty.",
+      arg: { type: "Integer", describedAs: "broker id" },
+    },
+    { name: "disable-rack-aware", description: "Disable rack aware replica assignment" },
+    {
+      name: "timeout",
+      description: "The longest time in ms to wait for the moves to complete (default: no limit).",
+      arg: { type: "Long", describedAs: "timeout ms" },
+    },
+  ],
+};
+
+export function runDecommissionBroker(argv: string[]): Promise<number> {
+  return runTool(DECOMMISSION_BROKER_SPEC, argv, decommission);
+}
+
+function partitionsOn(assignment: TopicAssignments, brokerId: number): string[] {
+  const out: string[] = [];
+  for (const topic of [...assignment.keys()].sort())
+    for (const [p, replicas] of [...assignment.get(topic)!].sort((a, b) => a[0] - b[0]))
+      if (replicas.includes(brokerId)) out.push(`${topic}-${p}`);
+  return out;
+}
+
+async function decommission(args: ParsedArgs): Promise<number> {
+  checkRequired(args, "bootstrap-server", "broker-id");
+  const brokerId = args.int("broker-id")!;
+  if (brokerId < 0)
+    throw new UsageError(`Invalid value ${brokerId} for --broker-id: expected a broker id >= 0`);
+  const timeoutMs = args.has("timeout") ? Number(args.value("timeout")) : Number.POSITIVE_INFINITY;
+  if (!(timeoutMs > 0))
+    throw new UsageError(`Invalid value ${args.value("timeout")} for --timeout: expected a time in ms > 0`);
+  return withAdminClient(args, async (admin) => {
+    const partitions = new PartitionAdmin(admin.cluster);
+    const topics = (await admin.listTopics({ listInternal: true })).map((t) => t.name);
+    const all = await currentAssignment(admin, topics);
+    const onBroker = new Map(
+      [...all].filter(([, parts]) => [...parts.values()].some((r) => r.includes(brokerId))),
+    );
+    if (onBroker.size === 0) {
+      process.stdout.write(
+        `Broker ${brokerId} holds no partition replicas: nothing to move. It can be stopped.\n`,
+      );
+      return 0;
+    }
+    const brokers = await clusterBrokers(admin);
+    const remaining = brokers.map((b) => b.id).filter((id) => id !== brokerId);
+    const proposed = proposeAssignment(
+      onBroker,
+      brokers,
+      remaining,
+      !args.has("disable-rack-aware"),
+      "the remaining brokers",
+    );
+    if ((await partitions.listPartitionReassignments()).length > 0)
+      throw new UsageError(
+        "Cannot decommission while other partition reassignments are in progress (reassign-partitions --list shows them); wait for them or cancel them first.",
+      );
+    const moving = partitionsOn(onBroker, brokerId);
+    process.stdout.write(
+      `Decommissioning broker ${brokerId}: ${moving.length} partition${moving.length === 1 ? "" : "s"} of ${onBroker.size} topic${onBroker.size === 1 ? "" : "s"} have a replica on it; the other brokers are ${remaining.join(",")}.\n` +
+        `Current partition replica assignment\n${formatAsReassignmentJson(onBroker)}\n\n` +
+        `Proposed partition reassignment configuration\n${formatAsReassignmentJson(proposed)}\n`,
+    );
+    const changes = [...proposed].flatMap(([topic, parts]) =>
+      [...parts]
+        .filter(([p, r]) => onBroker.get(topic)?.get(p)?.join(",") !== r.join(","))
+        .map(([partition, replicas]) => ({ topic, partition, replicas })),
+    );
+    const results = await partitions.alterPartitionReassignments(changes);
+    const failed = results.filter((r) => r.error !== undefined);
+    if (failed.length > 0)
+      throw new UsageError(
+        `Error reassigning partition(s): ${failed.map((f) => `${f.topic}-${f.partition}: ${f.error!.message}`).join("; ")}`,
+      );
+    process.stdout.write(
+      `Successfully started ${changes.length} partition reassignment${changes.length === 1 ? "" : "s"}\n`,
+    );
+    const deadline = Date.now() + timeoutMs;
+    let lastProgress = "";
+    const warned = new Set<string>();
+    for (;;) {
+      const now = await currentAssignment(admin, [...onBroker.keys()]);
+      const left = partitionsOn(now, brokerId);
+      const progress = `Moved ${moving.length - left.length} of ${moving.length} partitions off broker ${brokerId}${left.length > 0 ? ` (still on it: ${left.join(",")})` : ""}`;
+      if (progress !== lastProgress) process.stdout.write(`${progress}\n`);
+      lastProgress = progress;
+      // A partition whose only in-sync replica is on this broker cannot lose it yet.
+      for (const d of await admin.describeTopics([...onBroker.keys()]))
+        for (const p of d.partitions) {
+          const k = `${d.name}-${p.partition}`;
+          if (p.isr.length === 1 && p.isr[0] === brokerId && !warned.has(k)) {
+            warned.add(k);
+            process.stdout.write(
+              `${k}: broker ${brokerId} holds the only in-sync replica; waiting for the new replicas to catch up\n`,
+            );
+          }
+        }
+      if (left.length === 0 && (await partitions.listPartitionReassignments()).length === 0) break;
+      if (Date.now() >= deadline)
+        throw new UsageError(
+          `Timed out after ${timeoutMs} ms with ${left.length} partition${left.length === 1 ? "" : "s"} still on broker ${brokerId}: ${left.join(",")} (the reassignments go on; reassign-partitions --list shows them)`,
+        );
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    process.stdout.write(`Broker ${brokerId} holds no partition replicas now: it can be stopped.\n`);
+    return 0;
+  });
+}
