@@ -108,16 +108,19 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const INT_MAX = 2147483647;
 
+/**
+ * An integer setting in [min, max]. `max` NEVER_MS marks Kafka's Long settings (times, sizes): the range
+ * said and checked is then [min, Long.MAX_VALUE], and values past the safe-integer range (Long.MAX means
+ * "never") are kept as NEVER_MS.
+ */
 function parseInteger(key: string, value: string, min: number, max: number): number {
   const v = value.trim();
-  if (!/^-?\d+$/.test(v)) throw new InvalidLogConfigError(key, value, `an integer in [${min}, ${max}]`);
+  const upper = max === NEVER_MS ? LONG_MAX : BigInt(max);
+  const expected = `${max === NEVER_MS ? "a long" : "an integer"} in [${min}, ${upper}]`;
+  if (!/^-?\d+$/.test(v)) throw new InvalidLogConfigError(key, value, expected);
   const big = BigInt(v);
-  // Long.MAX (and anything above the safe range) means "never" for the millisecond settings.
-  if (max === NEVER_MS && big >= BigInt(NEVER_MS)) return NEVER_MS;
-  if (big < BigInt(min) || big > BigInt(max)) {
-    throw new InvalidLogConfigError(key, value, `an integer in [${min}, ${max}]`);
-  }
-  return Number(big);
+  if (big < BigInt(min) || big > upper) throw new InvalidLogConfigError(key, value, expected);
+  return big >= BigInt(NEVER_MS) ? NEVER_MS : Number(big);
 }
 
 function parseLong(key: string, value: string, min: bigint): bigint {

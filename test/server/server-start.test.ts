@@ -7,13 +7,13 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
-import { findBrokerPids } from "../../src/cli/tools/server-stop.js";
+import { findBrokerPids, nodeIdOfCommandLine } from "../../src/cli/tools/server-stop.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { defaultApiVersionsRequest } from "../../src/protocol/generated/messages/ApiVersionsRequest.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
@@ -79,7 +79,7 @@ async function startBroker(logDir: string, extra: string[] = [], direct = false)
   const deadline = Date.now() + 20_000;
   for (;;) {
     const m = /Awaiting socket connections on 127\.0\.0\.1:(\d+)\./.exec(out);
-    if (m && out.includes("[KafkaServer id=0] started"))
+    if (m && /\[KafkaServer id=\d+\] started/.test(out))
       return { child, port: Number(m[1]), out: () => out, err: () => err, exit };
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill("SIGKILL");
@@ -271,5 +271,32 @@ describe("tributary server-stop", () => {
     ].join("\n");
     assert.deepEqual(findBrokerPids(ps, 104), [101, 102, 105]);
     assert.deepEqual(findBrokerPids(ps, 101), [102, 105]);
+  });
+
+  test("--node-id stops only the broker with that broker.id (its --override or its properties file)", async () => {
+    // Ids no other broker on this machine uses: server-stop signals every matching broker it finds.
+    const id = 7000 + (process.pid % 1000);
+    const props = join(root, "stop-by-id.properties");
+    writeFileSync(props, `broker.id=${id + 1}\n`);
+    assert.equal(nodeIdOfCommandLine(["node", "x.js", "server-start", props], "/"), id + 1);
+    assert.equal(
+      nodeIdOfCommandLine(["node", "x.js", "server-start", props, "--override", `node.id=${id}`], "/"),
+      id,
+    );
+    assert.equal(nodeIdOfCommandLine(["node", "x.js", "server-start"], "/"), undefined);
+    const b = await startBroker(join(root, "logs-stop-by-id"), ["--override", `broker.id=${id}`]);
+    const other = runCli(["server-stop", "--node-id", String(id + 2)]);
+    assert.equal(other.status, 1);
+    assert.equal(other.stdout, "No kafka server to stop\n");
+    assert.equal(b.child.exitCode, null, "still running");
+    const bad = runCli(["server-stop", "--node-id", "x"]);
+    assert.equal(bad.status, 1);
+    assert.equal(
+      bad.stderr,
+      "tributary server-stop: invalid value 'x' for --node-id: expected a broker id (an integer >= 0)\n",
+    );
+    const stop = runCli(["server-stop", `--node-id=${id}`]);
+    assert.equal(stop.status, 0, stop.stderr);
+    assert.equal((await b.exit).code, 0, b.err());
   });
 });

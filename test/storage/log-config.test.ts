@@ -56,6 +56,11 @@ test("logConfigFrom maps Kafka's keys and ignores others", () => {
   assert.equal(c.indexIntervalBytes, 4096);
 });
 
+test("Long.MAX is accepted for the ms settings (never)", () => {
+  assert.equal(logConfigFrom({ "retention.ms": "9223372036854775807" }).retentionMs, NEVER_MS);
+  assert.equal(logConfigFrom({ "retention.ms": "-1" }).retentionMs, -1);
+});
+
 test("bad values give a one-line error naming the key, the value and what was expected", () => {
   const cases: Array<[string, string, RegExp]> = [
     ["segment.bytes", "big", /expected an integer/],
@@ -65,6 +70,10 @@ test("bad values give a one-line error naming the key, the value and what was ex
     ["message.timestamp.type", "Now", /CreateTime or LogAppendTime/],
     ["preallocate", "yes", /true or false/],
     ["flush.messages", "0", /long/],
+    // The message names the range that is checked: Kafka's Long range for the ms settings.
+    ["retention.ms", "abc", /expected a long in \[-1, 9223372036854775807\]$/],
+    ["retention.ms", "9223372036854775808", /expected a long in \[-1, 9223372036854775807\]$/],
+    ["retention.ms", "-2", /expected a long in \[-1, 9223372036854775807\]$/],
   ];
   for (const [key, value, re] of cases) {
     assert.throws(

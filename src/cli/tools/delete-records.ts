@@ -1,7 +1,8 @@
 // `tributary delete-records` (kafka-delete-records.sh, Kafka's DeleteRecordsCommand): deletes the
 // records of each partition in --offset-json-file before the given offset and prints
 // `Executing records delete operation`, `Records delete operation completed:` and one
-// `partition: t-0\tlow_watermark: N` (or `partition: t-0\terror: <exception>: <message>`) line each.
+// `partition: t-0\tlow_watermark: N` (or `partition: t-0\terror: <exception>: <message>`) line each; exit 1
+// when any partition failed.
 
 import { kafkaExceptionClass } from "../../client/errors.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec } from "../args.js";
@@ -47,6 +48,7 @@ async function deleteRecords(args: ParsedArgs): Promise<number> {
       );
     }
     process.stdout.write(`${out.join("\n")}\n`);
-    return 0;
+    // A partition that could not be deleted (past its end, unknown, …) is a failure of the command.
+    return results.some((r) => r.error) ? 1 : 0;
   });
 }

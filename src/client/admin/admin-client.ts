@@ -531,7 +531,9 @@ export class AdminClient {
     let pending = requests.map((_, i) => i);
     const topics = [...new Set(requests.map((r) => r.topic))];
     const deadline = this.cluster.time.milliseconds() + this.cluster.defaultApiTimeoutMs;
-    let lastError: KafkaClientError | undefined;
+    // The last retriable error of each request (each partition's own: one without a leader must not be
+    // reported for another).
+    const lastErrors = new Map<number, KafkaClientError>();
     for (let round = 0; pending.length > 0; round++) {
       if (round > 0) {
         if (this.cluster.time.milliseconds() + this.cluster.retryBackoffMs >= deadline) break;
@@ -556,7 +558,7 @@ export class AdminClient {
           continue;
         }
         if (p.leader < 0) {
-          lastError = KafkaClientError.of("LEADER_NOT_AVAILABLE", `${topic}-${partition} has no leader`);
+          lastErrors.set(i, KafkaClientError.of("LEADER_NOT_AVAILABLE", `${topic}-${partition} has no leader`));
           retry.push(i);
           continue;
         }
@@ -594,7 +596,7 @@ export class AdminClient {
               else {
                 const e = err(a.errorCode, null);
                 if (e.retriable) {
-                  lastError = e;
+                  lastErrors.set(i, e);
                   retry.push(i);
                 } else out[i].error = e;
               }
@@ -602,7 +604,7 @@ export class AdminClient {
           } catch (e) {
             if (!(e instanceof KafkaClientError)) throw e;
             if (e.retriable) {
-              lastError = e;
+              for (const i of idx) lastErrors.set(i, e);
               retry.push(...idx);
             } else for (const i of idx) out[i].error = e;
           }
@@ -612,7 +614,7 @@ export class AdminClient {
     }
     for (const i of pending)
       out[i].error =
-        lastError ??
+        lastErrors.get(i) ??
         KafkaClientError.of(
           "REQUEST_TIMED_OUT",
           `${what}: gave up on ${requests[i].topic}-${requests[i].partition}`,

@@ -43,7 +43,7 @@ const fx = cliToolFixture({
 });
 
 describe("tributary delete-records", () => {
-  test("deletes records before each offset and prints DeleteRecordsCommand's lines", async () => {
+  test("deletes records before each offset and prints DeleteRecordsCommand's lines; a partition past its end fails the command", async () => {
     const r = await deleteRecords(
       JSON.stringify({
         partitions: [
@@ -53,7 +53,7 @@ describe("tributary delete-records", () => {
         version: 1,
       }),
     );
-    assert.equal(r.code, 0, describeResult("delete-records", r));
+    assert.equal(r.code, 1, describeResult("delete-records", r));
     assert.equal(r.stderr, "");
     assert.deepEqual(lines(r.stdout), [
       "Executing records delete operation",
@@ -80,11 +80,11 @@ describe("tributary delete-records", () => {
     assert.equal(earliest.offset, 5n);
   });
 
-  test("an unknown topic is reported per partition", async () => {
+  test("an unknown topic is reported per partition (exit 1)", async () => {
     const r = await deleteRecords(
       '{"partitions": [{"topic": "nope", "partition": 0, "offset": 1}], "version": 1}',
     );
-    assert.equal(r.code, 0, describeResult("delete-records", r));
+    assert.equal(r.code, 1, describeResult("delete-records", r));
     assert.deepEqual(lines(r.stdout).slice(2), [
       "partition: nope-0\terror: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic 'nope' does not exist",
     ]);
