@@ -320,6 +320,15 @@ describe("dump-log .index and .timeindex", () => {
     assert.deepEqual(r.stderr, []);
   });
 
+  test("an active index with no entry yet (all preallocated zeros) is empty, not a mismatch", () => {
+    const { index } = indexed();
+    writeFileSync(index, indexBytes([], 1024));
+    const r = dumpLog("--files", index);
+    assert.equal(r.status, 0, r.stderr.join("\n"));
+    assert.deepEqual(r.stdout, [`Dumping ${index}`]);
+    assert.deepEqual(r.stderr, []);
+  });
+
   test("time index entries", () => {
     const { timeindex } = indexed();
     const r = dumpLog("--files", timeindex);

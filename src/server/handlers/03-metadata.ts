@@ -21,6 +21,7 @@ import {
   type MetadataResponsePartition,
   type MetadataResponseTopic,
 } from "../../protocol/generated/messages/MetadataResponse.js";
+import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import { isInternalTopic } from "../metadata/internal-topics.js";
@@ -162,12 +163,21 @@ export function metadataHandler(services: BrokerServices): HandlerRegistration {
           });
         }
       }
+      // Authorized operations (KIP-430): the topics' from v8, the cluster's in v8–10 (when asked).
+      const topicOps = authorizedOperations(
+        "topic",
+        version >= 8 && request.includeTopicAuthorizedOperations,
+      );
       return {
         ...defaultMetadataResponse(),
         brokers: brokersOnListener(cache, listener),
         clusterId: cache.clusterId,
         controllerId: cache.controllerId,
-        topics,
+        topics: topics.map((t) => ({ ...t, topicAuthorizedOperations: topicOps })),
+        clusterAuthorizedOperations: authorizedOperations(
+          "cluster",
+          version >= 8 && version <= 10 && request.includeClusterAuthorizedOperations,
+        ),
       };
     },
   };

@@ -1,6 +1,7 @@
 // DescribeGroups (API key 15), every version 0–5: state, protocol type, chosen protocol and members of each
 // group. Member metadata and assignments are given only for Stable groups (as Kafka's GroupSummary); an
-// unknown group is described as Dead with no error. Authorized operations are not computed.
+// unknown group is described as Dead with no error. Authorized operations (v3+, when asked): every
+// operation a group supports (no authorizer yet).
 
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { DescribeGroupsRequest } from "../../protocol/generated/messages/DescribeGroupsRequest.js";
@@ -10,6 +11,7 @@ import {
   defaultDescribedGroupMember,
   defaultDescribeGroupsResponse,
 } from "../../protocol/generated/messages/DescribeGroupsResponse.js";
+import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -25,6 +27,7 @@ export function describeGroupsHandler(services: BrokerServices): HandlerRegistra
         groupState: s.state,
         protocolType: s.protocolType,
         protocolData: s.protocol,
+        authorizedOperations: authorizedOperations("group", request.includeAuthorizedOperations),
         members: s.members.map((m) => ({
           ...defaultDescribedGroupMember(),
           memberId: m.memberId,

@@ -1,7 +1,7 @@
 // DescribeCluster (API key 60), every version 0–1: cluster id, controller id and the alive brokers with
 // their endpoint on the request's listener and rack. Only endpoint_type 1 (brokers) is served; v1
 // requests for controllers (2) get UNSUPPORTED_ENDPOINT_TYPE, as a ZooKeeper-mode broker answers.
-// Authorized operations are not computed (-2147483648).
+// Authorized operations (when asked): every operation the cluster resource supports (no authorizer yet).
 
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
@@ -10,6 +10,7 @@ import {
   type DescribeClusterResponse,
   defaultDescribeClusterResponse,
 } from "../../protocol/generated/messages/DescribeClusterResponse.js";
+import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -40,6 +41,10 @@ export function describeClusterHandler(services: BrokerServices): HandlerRegistr
         ...base,
         clusterId: cache.clusterId ?? "",
         controllerId: cache.controllerId,
+        clusterAuthorizedOperations: authorizedOperations(
+          "cluster",
+          request.includeClusterAuthorizedOperations,
+        ),
         brokers: brokersOnListener(cache, ctx.listenerName).map((b) => ({
           brokerId: b.nodeId,
           host: b.host,

@@ -10,12 +10,12 @@ import {
   defaultDescribedGroup,
   defaultMember,
 } from "../../protocol/generated/messages/ConsumerGroupDescribeResponse.js";
+import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type Assignment, assignmentEntries } from "../coordinator/group/consumer-group-member.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 /** Kafka's value when authorized operations were not asked for. */
-const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
 export function consumerGroupDescribeHandler(services: BrokerServices): HandlerRegistration {
   const withNames = (a: Assignment) => ({
@@ -41,7 +41,7 @@ export function consumerGroupDescribeHandler(services: BrokerServices): HandlerR
         groupEpoch: g.groupEpoch,
         assignmentEpoch: g.assignmentEpoch,
         assignorName: g.assignorName,
-        authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+        authorizedOperations: authorizedOperations("group", request.includeAuthorizedOperations),
         members: g.members.map(({ member: m, targetAssignment }) => ({
           ...defaultMember(),
           memberId: m.memberId,

@@ -309,11 +309,11 @@ describe("transaction coordinator with real clients", { timeout: 300_000 }, () =
       );
       // KIP-890 part 1 on the produce path: a transactional batch for a partition outside the producer's
       // ongoing transaction (2) is INVALID_TXN_STATE and not written; one for an added partition (0) lands.
-      const produceTxn = async (partition: number): Promise<number> => {
+      const produceTxn = async (partition: number, epoch = producerEpoch): Promise<number> => {
         const records = buildRecordBatch({
           records: [{ value: Buffer.from(`verify-${partition}`) }],
           producerId,
-          producerEpoch,
+          producerEpoch: epoch,
           baseSequence: 0,
           isTransactional: true,
         });
@@ -326,6 +326,9 @@ describe("transaction coordinator with real clients", { timeout: 300_000 }, () =
         return r.responses[0].partitionResponses[0].errorCode;
       };
       assert.equal(await produceTxn(2), ErrorCode.INVALID_TXN_STATE);
+      // A producer whose epoch the coordinator does not have is fenced: on produce Kafka answers
+      // INVALID_PRODUCER_EPOCH (47), not the coordinator's PRODUCER_FENCED (90).
+      assert.equal(await produceTxn(2, producerEpoch + 1), ErrorCode.INVALID_PRODUCER_EPOCH);
       assert.equal(await produceTxn(0), ErrorCode.NONE);
       const describe = async (): Promise<DescribeTransactionsResponse> =>
         c.request(Apis.DescribeTransactions, 0, { transactionalIds: [txnId, "wire-unknown"] });

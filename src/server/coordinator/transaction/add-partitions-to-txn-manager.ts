@@ -42,7 +42,11 @@ export class AddPartitionsToTxnManager {
     );
   }
 
-  /** The error for appending `tp` to `transactionalId`'s transaction (NONE: it is part of it). */
+  /**
+   * The error for appending `tp` to `transactionalId`'s transaction (NONE: it is part of it). As Kafka's
+   * AddPartitionsToTxnManager: a fenced producer gets INVALID_PRODUCER_EPOCH, not the coordinator's
+   * PRODUCER_FENCED (producers expect 47 on produce; librdkafka raises its fatal "fenced" error on it).
+   */
   async verify(
     transactionalId: string,
     producerId: bigint,
@@ -50,6 +54,7 @@ export class AddPartitionsToTxnManager {
     tp: TopicPartition,
   ): Promise<number> {
     const code = await this.verifyWithCoordinator(transactionalId, producerId, producerEpoch, tp);
+    if (code === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
     return RETRIABLE_AS_NOT_ENOUGH_REPLICAS.has(code) ? ErrorCode.NOT_ENOUGH_REPLICAS : code;
   }
 
