@@ -4,8 +4,12 @@
  *   tune(mmapThreshold: number, trimThreshold: number): boolean
  *       mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD); false where the C library has no
  *       mallopt (not glibc) or refuses a value.
- *   stats(): { mmappedChunks: number, mmappedBytes: number, heapBytes: number } | null
- *       mallinfo2's hblks, hblkhd and arena (null without mallinfo2).
+ *   stats(): { mmappedChunks: number, mmappedBytes: number, heapBytes: number, freeBytes: number } | null
+ *       mallinfo2's hblks, hblkhd, arena and fordblks (null without mallinfo2).
+ *   trim(): boolean
+ *       malloc_trim(0): gives the free memory of every arena back to the kernel (true when some was);
+ *       false where the C library has none. For after a burst (e.g. hostile clients' half-sent requests)
+ *       whose memory the raised M_TRIM_THRESHOLD would otherwise keep mapped.
  *   adviseHugePages(buffer: Buffer): boolean
  *       madvise(MADV_HUGEPAGE) on the whole 2 MiB pages inside the buffer; false when there are none,
  *       the argument is not a Buffer, or the system has no MADV_HUGEPAGE.
@@ -79,9 +83,21 @@ static napi_value stats(napi_env env, napi_callback_info info) {
   if (!set_number(env, result, "mmappedChunks", (double)mi.hblks)) return NULL;
   if (!set_number(env, result, "mmappedBytes", (double)mi.hblkhd)) return NULL;
   if (!set_number(env, result, "heapBytes", (double)mi.arena)) return NULL;
+  if (!set_number(env, result, "freeBytes", (double)mi.fordblks)) return NULL;
 #else
   napi_get_null(env, &result);
 #endif
+  return result;
+}
+
+static napi_value trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value result;
+  int released = 0;
+#if HAVE_MALLOPT
+  released = malloc_trim(0);
+#endif
+  napi_get_boolean(env, released, &result);
   return result;
 }
 
@@ -116,6 +132,8 @@ static napi_value init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "tune", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "stats", NAPI_AUTO_LENGTH, stats, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "stats", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "trim", NAPI_AUTO_LENGTH, trim, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "trim", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "adviseHugePages", NAPI_AUTO_LENGTH, advise_huge_pages, NULL, &fn) != napi_ok)
     return NULL;
   if (napi_set_named_property(env, exports, "adviseHugePages", fn) != napi_ok) return NULL;

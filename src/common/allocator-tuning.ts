@@ -20,11 +20,14 @@ export interface AllocatorStats {
   readonly mmappedBytes: number;
   /** Bytes of the main heap (mallinfo2 arena). */
   readonly heapBytes: number;
+  /** Free bytes held in the arenas (mallinfo2 fordblks; absent from an addon built before it). */
+  readonly freeBytes?: number;
 }
 
 interface AllocatorAddon {
   tune(mmapThreshold: number, trimThreshold: number): boolean;
   stats(): AllocatorStats | null;
+  trim?(): boolean;
   adviseHugePages(buffer: Buffer): boolean;
 }
 
@@ -43,6 +46,19 @@ export function tuneAllocator(): boolean {
 /** malloc's counters (mallinfo2), or undefined without the addon or glibc 2.33+. */
 export function allocatorStats(): AllocatorStats | undefined {
   return addon?.stats() ?? undefined;
+}
+
+/**
+ * Gives the arenas' free memory back to the kernel (malloc_trim) when more than `minFreeBytes` of it is
+ * held; true when something was given back. The raised M_TRIM_THRESHOLD keeps freed buffers mapped for
+ * reuse, which after a burst (hostile clients' half-sent requests) leaves RSS high for good: the broker
+ * calls this once such memory has been freed.
+ */
+export function trimAllocator(minFreeBytes = 32 * 1024 * 1024): boolean {
+  if (typeof addon?.trim !== "function") return false;
+  const free = addon.stats()?.freeBytes;
+  if (free !== undefined && free < minFreeBytes) return false;
+  return addon.trim();
 }
 
 /** A transparent huge page on x86-64 and arm64 (4 KiB base pages). */

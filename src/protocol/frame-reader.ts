@@ -58,6 +58,11 @@ export class FrameReader {
     return this.buffered + this.filled;
   }
 
+  /** The size prefix of the frame being read (not all of it in yet), or -1 between frames. */
+  get partialFrameSize(): number {
+    return this.frameSize;
+  }
+
   /**
    * Adds received bytes and returns every frame now complete (without size prefixes), in order.
    * When a size prefix is negative or above the limit, the frames before it are still returned and

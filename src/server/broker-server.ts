@@ -133,6 +133,17 @@ export class KafkaServer {
       metadata: () => this.metadataCache,
       isActiveController: () => this.controller?.isActive ?? false,
       connectionsByListener: () => this._socketServer?.connectionsByListener() ?? new Map(),
+      socketServer: () => {
+        const ss = this._socketServer;
+        if (ss === undefined) return undefined;
+        return {
+          memoryPoolAvailable: ss.requestMemory.availableBytes,
+          memoryPoolUsed: ss.requestMemory.usedBytes,
+          memoryPoolWaits: ss.requestMemory.waits,
+          receiveTimeouts: ss.receiveTimeoutCount,
+          nearFileLimit: ss.nearFileLimitCount,
+        };
+      },
       replicaFetcherMaxLag: () => Number(this.replicaFetcherManager?.maxLag() ?? 0n),
     });
   }
@@ -379,6 +390,13 @@ export class KafkaServer {
         requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
         registerBroker: () => this.registerBroker(),
         stats: this.metrics.replication,
+        autoLeaderRebalance: config.getBoolean("auto.leader.rebalance.enable")
+          ? {
+              scheduler: this.scheduler,
+              imbalancePerBrokerPercentage: config.getInt("leader.imbalance.per.broker.percentage"),
+              checkIntervalMs: Number(config.getLong("leader.imbalance.check.interval.seconds")) * 1000,
+            }
+          : undefined,
       });
       this.controller = controller;
       const alterPartitionManager = new AlterPartitionManager(

@@ -98,7 +98,9 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "num.io.threads": int(8, 1),
   "background.threads": int(10, 1),
   "queued.max.requests": int(500, 1),
-  "queued.max.request.bytes": long(-1),
+  // Kafka: -1 (unbounded). Bounded here by default, so that what clients announce or leave half-sent
+  // cannot take the broker's memory (socket-server.ts, README "Limits").
+  "queued.max.request.bytes": long(104857600),
   "request.timeout.ms": int(30000, 0),
   "auto.create.topics.enable": bool(true),
   "delete.topic.enable": bool(true),
@@ -133,11 +135,16 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "socket.send.buffer.bytes": int(102400),
   "socket.receive.buffer.bytes": int(102400),
   "socket.request.max.bytes": int(104857600, 1),
-  "socket.listen.backlog.size": int(50, 1),
+  // Kafka: 50. With it, thousands of clients connecting at once (a deployment's restart) see connections
+  // refused or dropped; 4096 is Linux's own default cap (net.core.somaxconn).
+  "socket.listen.backlog.size": int(4096, 1),
   "max.connections": int(INT_MAX, 0),
   "max.connections.per.ip": int(INT_MAX, 0),
   "max.connections.per.ip.overrides": str(""),
   "connections.max.idle.ms": long(600000),
+  // Tributary's: a request whose bytes have not all arrived this long after its size prefix closes its
+  // connection (0: never).
+  "socket.request.receive.timeout.ms": long(30000, 0),
   "connections.max.reauth.ms": long(0),
   "fetch.max.bytes": int(57671680, 1024),
   // ---- log manager (the log.* topic defaults are parsed by brokerLogConfigFrom) ----
@@ -397,6 +404,8 @@ export class KafkaConfig {
   readonly socketListenBacklogSize: number;
   readonly connectionsMaxIdleMs: number;
   readonly queuedMaxRequests: number;
+  readonly queuedMaxRequestBytes: number;
+  readonly socketRequestReceiveTimeoutMs: number;
   readonly logRetentionCheckIntervalMs: number;
   readonly logFlushOffsetCheckpointIntervalMs: number;
   readonly logFlushStartOffsetCheckpointIntervalMs: number;
@@ -536,6 +545,8 @@ export class KafkaConfig {
     this.socketListenBacklogSize = this.getInt("socket.listen.backlog.size");
     this.connectionsMaxIdleMs = this.getLong("connections.max.idle.ms");
     this.queuedMaxRequests = this.getInt("queued.max.requests");
+    this.queuedMaxRequestBytes = Number(this.getLong("queued.max.request.bytes"));
+    this.socketRequestReceiveTimeoutMs = Number(this.getLong("socket.request.receive.timeout.ms"));
     this.logRetentionCheckIntervalMs = this.getLong("log.retention.check.interval.ms");
     this.logFlushOffsetCheckpointIntervalMs = this.getInt("log.flush.offset.checkpoint.interval.ms");
     this.logFlushStartOffsetCheckpointIntervalMs = this.getInt(
@@ -556,13 +567,15 @@ export class KafkaConfig {
       enableCleaner: this.getBoolean("log.cleaner.enable"),
     });
 
-    const metricsListener = parseMetricsListener(this.getString("metrics.http.listener") ?? "");
+    // Unless configured, metrics are served where the first listener binds (all interfaces for
+    // `PLAINTEXT://:9092`, loopback only for `PLAINTEXT://127.0.0.1:9092`), on the JMX exporter's port.
+    const firstHost = this.listeners[0].host;
+    const metricsValue =
+      originals.get("metrics.http.listener") ??
+      `http://${firstHost === "" ? "0.0.0.0" : firstHost.includes(":") ? `[${firstHost}]` : firstHost}:9404`;
+    const metricsListener = parseMetricsListener(metricsValue);
     if (typeof metricsListener === "string")
-      throw ConfigException.invalid(
-        "metrics.http.listener",
-        this.getString("metrics.http.listener") ?? "",
-        metricsListener,
-      );
+      throw ConfigException.invalid("metrics.http.listener", metricsValue, metricsListener);
     this.metricsHttpListener = metricsListener;
 
     const logProps: Record<string, string> = {};

@@ -23,18 +23,29 @@
 //   response's pooled buffers go back to the MemoryPool (outcome.release).
 // - Frames that span socket chunks are assembled in buffers from the broker's MemoryPool (when given);
 //   the request pipeline decides which frames it may give back.
+// - queued.max.request.bytes (RequestMemoryPool): a frame's announced size is asked of the broker-wide
+//   pool as soon as its size prefix is read; a connection refused stops reading until memory is given
+//   back (a request handled, a connection closed). So what clients announce or leave half-sent cannot
+//   hold more than the pool (plus one request and the chunk each connection read).
+// - socket.request.receive.timeout.ms (Tributary's): a request whose bytes have not all arrived that long
+//   after its size prefix was granted closes the connection (slow or stalled senders give their memory
+//   back). Connections closed this way, and connections opened near the process's open-file limit (where
+//   the OS refuses new ones without telling the broker), are logged at most every 10 s with a count.
 // queued.max.requests (Kafka: the size of the broker-wide request queue) is accepted; the bound here is
 // per connection (MAX_QUEUED_REQUESTS, plus socket.request.max.bytes of queued frames).
 // socket.send.buffer.bytes / socket.receive.buffer.bytes are accepted but Node's net module has no
 // SO_SNDBUF/SO_RCVBUF setting: the OS defaults apply (as Kafka does with -1).
 
+import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { trimAllocator } from "../common/allocator-tuning.js";
 import { Logger } from "../common/logger.js";
 import type { MemoryPool } from "../common/memory-pool.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
+import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 
 /** Requests read but not yet processed on one connection before reading stops. */
@@ -54,6 +65,41 @@ export interface SocketServerConfig {
   readonly socketRequestMaxBytes: number;
   readonly connectionsMaxIdleMs: number;
   readonly socketListenBacklogSize: number;
+  /** queued.max.request.bytes (≤ 0: unbounded). */
+  readonly queuedMaxRequestBytes?: number;
+  /** socket.request.receive.timeout.ms (≤ 0: none). */
+  readonly socketRequestReceiveTimeoutMs?: number;
+}
+
+/** Counts events and logs them at most once per interval, with how many happened since the last line. */
+class RateLimitedLog {
+  private count = 0;
+  private lastNs = -1n;
+  total = 0;
+
+  constructor(
+    private readonly intervalNs: bigint,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  event(nowNs: bigint, describe: (count: number) => string): void {
+    this.count++;
+    this.total++;
+    if (this.lastNs >= 0n && nowNs - this.lastNs < this.intervalNs) return;
+    this.log(describe(this.count));
+    this.count = 0;
+    this.lastNs = nowNs;
+  }
+}
+
+/** The soft limit on open files of this process (ulimit -n), from /proc; undefined when unknown. */
+function openFilesLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A listener once bound: the configured endpoint with the port the OS gave (port 0 → ephemeral). */
@@ -70,6 +116,12 @@ export class SocketServer {
   private closingAcceptors: Promise<void>[] = [];
   private readonly inFlight: Promise<void>[] = [];
   private readonly logger: Logger;
+  /** queued.max.request.bytes: what requests being received and waiting may hold. */
+  readonly requestMemory: RequestMemoryPool;
+  private readonly receiveTimeouts: RateLimitedLog;
+  private readonly nearFileLimit: RateLimitedLog;
+  private readonly fileLimit = openFilesLimit();
+  private trimTasks: ScheduledTask[] = [];
 
   constructor(
     readonly config: SocketServerConfig,
@@ -82,6 +134,39 @@ export class SocketServer {
       "kafka.network.SocketServer",
       `SocketServer listenerType=ZK_BROKER, nodeId=${config.brokerId}`,
     );
+    this.requestMemory = new RequestMemoryPool(config.queuedMaxRequestBytes ?? -1);
+    const tenSeconds = 10_000_000_000n;
+    this.receiveTimeouts = new RateLimitedLog(tenSeconds, (l) => this.logger.warn(l));
+    this.nearFileLimit = new RateLimitedLog(tenSeconds, (l) => this.logger.error(l));
+  }
+
+  /**
+   * A connection closed with a large request unfinished (stalled, aborted): once its buffers are
+   * collected, give the freed memory back to the kernel (the allocator tuning would keep it mapped).
+   * A few tries over 20 s, as garbage collection frees them when it runs.
+   */
+  noteAbandonedRequest(bytes: number): void {
+    if (bytes < 1024 * 1024 || this.stopped || this.trimTasks.length > 0) return;
+    this.trimTasks = [2000, 8000, 20_000].map((delay, i, all) =>
+      this.scheduler.schedule(
+        "request-memory-trim",
+        () => {
+          trimAllocator();
+          if (i === all.length - 1) this.trimTasks = [];
+        },
+        delay,
+      ),
+    );
+  }
+
+  /** Connections closed because a request did not arrive in socket.request.receive.timeout.ms. */
+  get receiveTimeoutCount(): number {
+    return this.receiveTimeouts.total;
+  }
+
+  /** Connections accepted with fewer than 64 open files left below the limit. */
+  get nearFileLimitCount(): number {
+    return this.nearFileLimit.total;
   }
 
   /** Binds every listener; resolves once all are listening (rejects with the bind error, e.g. EADDRINUSE). */
@@ -93,8 +178,10 @@ export class SocketServer {
       throw e;
     }
     const idleMs = this.config.connectionsMaxIdleMs;
-    if (idleMs > 0 && idleMs < Number.MAX_SAFE_INTEGER) {
-      const period = Math.max(10, Math.min(1000, Math.floor(idleMs / 4)));
+    const receiveMs = this.config.socketRequestReceiveTimeoutMs ?? 0;
+    const limits = [idleMs, receiveMs].filter((ms) => ms > 0 && ms < Number.MAX_SAFE_INTEGER);
+    if (limits.length > 0) {
+      const period = Math.max(10, Math.min(1000, Math.floor(Math.min(...limits) / 4)));
       this.idleTask = this.scheduler.schedule(
         "kafka-socket-idle-expiry",
         () => this.closeIdle(),
@@ -177,13 +264,32 @@ export class SocketServer {
     const conn = new KafkaConnection(socket, endpoint, index, this, this.processor, this.time, this.logger);
     this.connections.add(conn);
     socket.once("close", () => this.connections.delete(conn));
+    // The OS refuses connections past the open-file limit and the broker never hears of them: say so
+    // while there is still room to.
+    const limit = this.fileLimit;
+    if (limit !== undefined && this.connections.size + 64 >= limit)
+      this.nearFileLimit.event(
+        this.time.nanoseconds(),
+        (n) =>
+          `${this.connections.size} connections open, close to this process's limit of ${limit} open files (ulimit -n): new connections beyond it are refused by the OS without the broker seeing them (${n} accepted this close since the last line); raise the limit`,
+      );
   }
 
   private closeIdle(): void {
     const now = this.time.nanoseconds();
-    const limitNs = BigInt(this.config.connectionsMaxIdleMs) * 1_000_000n;
+    const idleMs = this.config.connectionsMaxIdleMs;
+    const limitNs = idleMs > 0 && idleMs < Number.MAX_SAFE_INTEGER ? BigInt(idleMs) * 1_000_000n : -1n;
+    const receiveMs = this.config.socketRequestReceiveTimeoutMs ?? 0;
+    const receiveNs = receiveMs > 0 ? BigInt(receiveMs) * 1_000_000n : -1n;
     for (const conn of this.connections) {
-      if (conn.isIdleSince(now, limitNs)) {
+      if (receiveNs > 0n && conn.isReceiveOverdue(now, receiveNs)) {
+        this.receiveTimeouts.event(
+          now,
+          (n) =>
+            `Closing connection from ${conn.info.clientAddress}: a request of ${conn.partialFrameSize} bytes did not arrive within socket.request.receive.timeout.ms (${receiveMs} ms) (${n} such connection${n === 1 ? "" : "s"} closed since the last line)`,
+        );
+        conn.close();
+      } else if (limitNs > 0n && conn.isIdleSince(now, limitNs)) {
         this.logger.debug(`Closing idle connection ${conn.info.connectionId}`);
         conn.close();
       }
@@ -199,6 +305,8 @@ export class SocketServer {
     this.stopped = true;
     this.logger.info("Stopping socket server request processors");
     this.idleTask?.cancel();
+    for (const t of this.trimTasks) t.cancel();
+    this.trimTasks = [];
     this.closingAcceptors = this.acceptors.map(
       (a) => new Promise<void>((resolve) => a.server.close(() => resolve())),
     );
@@ -223,7 +331,7 @@ export class SocketServer {
 }
 
 /** One client connection: frames in, requests processed in order, responses out. */
-export class KafkaConnection {
+export class KafkaConnection implements PoolWaiter {
   readonly info: ConnectionInfo;
   private readonly reader: FrameReader;
   private readonly queue: Array<{ frame: Buffer; receivedNs: bigint }> = [];
@@ -235,6 +343,15 @@ export class KafkaConnection {
   private paused = false;
   private lastActiveNs: bigint;
   private idleWaiters: Array<() => void> = [];
+  // Request memory held in the pool: every queued frame, the frame being handled (processingBytes) and
+  // the in-progress frame once granted (grantedPartial); each given back by its size.
+  /** The in-progress frame's granted size (-1: none granted), since when it is being received. */
+  private grantedPartial = -1;
+  private partialSinceNs = 0n;
+  /** The size of the frame being handled (back to the pool when done). */
+  private processingBytes = 0;
+  private waitingForMemory = false;
+  private waitedBytes = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -279,12 +396,59 @@ export class KafkaConnection {
     const now = this.time.nanoseconds();
     this.lastActiveNs = now;
     const frames = this.reader.push(chunk);
+    const pool = this.server.requestMemory;
     for (const frame of frames) {
       this.queue.push({ frame, receivedNs: now });
       this.queuedBytes += frame.length;
+      // The frame that was granted as it started is accounted already; those that came whole in this
+      // chunk are in memory anyway: accounted whatever is left.
+      if (this.grantedPartial >= 0) this.grantedPartial = -1;
+      else {
+        if (this.waitingForMemory) {
+          // (Cannot happen while reading is paused for it; kept exact all the same.)
+          this.waitingForMemory = false;
+          pool.cancel(this);
+        }
+        pool.allocateAnyway(frame.length);
+      }
     }
     if (this.reader.failure) this.invalidStream = true;
+    const partial = this.reader.partialFrameSize;
+    if (partial >= 0 && this.grantedPartial < 0 && !this.waitingForMemory) {
+      if (pool.tryAllocate(partial)) this.grantPartial(partial, now);
+      else {
+        this.waitingForMemory = true;
+        this.waitedBytes = partial;
+        pool.wait(this, partial);
+      }
+    }
     this.pump();
+  }
+
+  /** The pool gave this connection the memory of the frame it waited for: reading goes on. */
+  granted(): void {
+    this.waitingForMemory = false;
+    if (this.closed) {
+      this.server.requestMemory.release(this.waitedBytes);
+      return;
+    }
+    this.grantPartial(this.waitedBytes, this.time.nanoseconds());
+    this.pump();
+  }
+
+  private grantPartial(size: number, nowNs: bigint): void {
+    this.grantedPartial = size;
+    this.partialSinceNs = nowNs;
+  }
+
+  /** The announced size of the request being received (-1 between requests). */
+  get partialFrameSize(): number {
+    return this.reader.partialFrameSize;
+  }
+
+  /** A granted request still incomplete after `limitNs` (socket.request.receive.timeout.ms). */
+  isReceiveOverdue(nowNs: bigint, limitNs: bigint): boolean {
+    return this.grantedPartial >= 0 && nowNs - this.partialSinceNs > limitNs;
   }
 
   /** Processes queued requests one at a time, in order, and sets the read state. */
@@ -305,6 +469,7 @@ export class KafkaConnection {
     if (this.socket.writableLength > MAX_PENDING_WRITE_BYTES) return; // resumes on 'drain'
     const next = this.queue.shift()!;
     this.queuedBytes -= next.frame.length;
+    this.processingBytes = next.frame.length;
     this.processing = true;
     this.updateReadState();
     void this.processor.process(this.info, next.frame, next.receivedNs).then(
@@ -316,6 +481,8 @@ export class KafkaConnection {
 
   private complete(outcome: RequestOutcome): void {
     this.processing = false;
+    this.server.requestMemory.release(this.processingBytes);
+    this.processingBytes = 0;
     if (this.closed) {
       this.notifyIdle();
       return;
@@ -363,6 +530,7 @@ export class KafkaConnection {
   private updateReadState(): void {
     const tooMuch =
       this.invalidStream ||
+      this.waitingForMemory ||
       this.queue.length >= MAX_QUEUED_REQUESTS ||
       this.queuedBytes >= this.server.config.socketRequestMaxBytes ||
       this.socket.writableLength > MAX_PENDING_WRITE_BYTES;
@@ -396,6 +564,18 @@ export class KafkaConnection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // Everything but the request being handled (given back when it completes) returns to the pool.
+    const pool = this.server.requestMemory;
+    for (const q of this.queue) pool.release(q.frame.length);
+    if (this.grantedPartial >= 0) {
+      pool.release(this.grantedPartial);
+      this.server.noteAbandonedRequest(this.reader.pendingBytes);
+    }
+    this.grantedPartial = -1;
+    if (this.waitingForMemory) {
+      this.waitingForMemory = false;
+      pool.cancel(this);
+    }
     this.queue.length = 0;
     this.queuedBytes = 0;
     // Let responses already written leave first (destroySoon waits for them), else close at once.

@@ -173,6 +173,24 @@ describe("KafkaConfig", () => {
     assert.match(invalid({ "compression.type": "brotli" }), /compression\.type: expected one of/);
   });
 
+  test("metrics are served where the first listener binds unless metrics.http.listener says otherwise", () => {
+    assert.deepEqual(quiet({}).config.metricsHttpListener, { host: "0.0.0.0", port: 9404 });
+    assert.deepEqual(quiet({ listeners: "PLAINTEXT://127.0.0.1:9092" }).config.metricsHttpListener, {
+      host: "127.0.0.1",
+      port: 9404,
+    });
+    assert.deepEqual(quiet({ listeners: "PLAINTEXT://[::1]:9092" }).config.metricsHttpListener, {
+      host: "::1",
+      port: 9404,
+    });
+    assert.deepEqual(
+      quiet({ listeners: "PLAINTEXT://127.0.0.1:9092", "metrics.http.listener": "http://0.0.0.0:9500" })
+        .config.metricsHttpListener,
+      { host: "0.0.0.0", port: 9500 },
+    );
+    assert.equal(quiet({ "metrics.http.listener": "" }).config.metricsHttpListener, null);
+  });
+
   test("listeners: parsed, validated, several allowed; empty host = all interfaces; port 0 = ephemeral", () => {
     const map = new Map([
       ["PLAINTEXT", "PLAINTEXT"],

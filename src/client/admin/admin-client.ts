@@ -558,7 +558,10 @@ export class AdminClient {
           continue;
         }
         if (p.leader < 0) {
-          lastErrors.set(i, KafkaClientError.of("LEADER_NOT_AVAILABLE", `${topic}-${partition} has no leader`));
+          lastErrors.set(
+            i,
+            KafkaClientError.of("LEADER_NOT_AVAILABLE", `${topic}-${partition} has no leader`),
+          );
           retry.push(i);
           continue;
         }

@@ -57,6 +57,53 @@ export interface BrokerMetricsSources {
   readonly connectionsByListener: () => ReadonlyMap<string, number>;
   /** ReplicaFetcherManager's MaxLag (0 when absent: nothing followed). */
   readonly replicaFetcherMaxLag?: () => number;
+  /** The socket server's request memory pool and the connections it closed or saw near the file limit. */
+  readonly socketServer?: () => SocketServerStats | undefined;
+}
+
+export interface SocketServerStats {
+  readonly memoryPoolAvailable: number;
+  readonly memoryPoolUsed: number;
+  readonly memoryPoolWaits: number;
+  readonly receiveTimeouts: number;
+  readonly nearFileLimit: number;
+}
+
+function socketServerGauges(s: SocketServerStats | undefined): MetricFamily[] {
+  if (s === undefined) return [];
+  const counter = (name: string, help: string, value: number): MetricFamily => ({
+    name,
+    help,
+    type: "counter",
+    samples: [{ value }],
+  });
+  return [
+    gauge(
+      "kafka_network_socketserver_memorypoolavailable",
+      "Bytes left in the request memory pool (queued.max.request.bytes) (MemoryPoolAvailable)",
+      [{ value: s.memoryPoolAvailable }],
+    ),
+    gauge(
+      "kafka_network_socketserver_memorypoolused",
+      "Bytes of requests being received or waiting (MemoryPoolUsed)",
+      [{ value: s.memoryPoolUsed }],
+    ),
+    counter(
+      "tributary_socketserver_memory_pool_waits_total",
+      "Times a connection stopped reading until the request memory pool had room",
+      s.memoryPoolWaits,
+    ),
+    counter(
+      "tributary_socketserver_receive_timeouts_total",
+      "Connections closed because a request did not arrive within socket.request.receive.timeout.ms",
+      s.receiveTimeouts,
+    ),
+    counter(
+      "tributary_socketserver_near_open_file_limit_total",
+      "Connections accepted within 64 of the process's open-file limit (beyond it the OS refuses silently)",
+      s.nearFileLimit,
+    ),
+  ];
 }
 
 function gauge(name: string, help: string, samples: readonly Sample[]): MetricFamily {
@@ -105,6 +152,7 @@ export class BrokerMetrics {
         })),
       ),
     ]);
+    r.register(() => socketServerGauges(sources.socketServer?.()));
     r.register(() => this.idle.collect());
     r.register(() => collectLinuxIoMetrics());
     r.register(() => collectProcessMetrics(this.time));

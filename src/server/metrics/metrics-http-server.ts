@@ -1,5 +1,6 @@
 // MetricsHttpServer: the Prometheus scrape endpoint, configured by `metrics.http.listener`
-// (Tributary-specific; default http://0.0.0.0:9404, the JMX exporter's usual port; "" disables it).
+// (Tributary-specific; default: the first listener's host on port 9404, the JMX exporter's usual port — all
+// interfaces for `PLAINTEXT://:9092`; "" disables it).
 // `GET /metrics` (or HEAD) answers the text exposition format 0.0.4; any other path is 404 and any other
 // method 405. Failing to bind is one ERROR line and the broker runs on without metrics. Once bound it logs
 // "Metrics HTTP endpoint listening on http://host:port/metrics".

@@ -328,6 +328,9 @@ describe("Prometheus /metrics on a real broker", {
       transactionalId: "metrics-txn-producer",
       maxInFlightRequests: 1,
       idempotent: true,
+      // The first transaction creates __transaction_state (50 partitions): on a loaded machine its
+      // coordinator takes longer than the client-wide 3 quick retries to appear.
+      retry: { retries: 8, initialRetryTime: 300 },
     });
     await producer.connect();
     try {
