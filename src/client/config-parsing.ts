@@ -1,6 +1,8 @@
 // Client config value parsing shared by the producer and consumer configs: Kafka's ConfigException and
 // the int / boolean / list value types of ConfigDef, with Kafka's wording for a bad value, plus the check
-// that bootstrap.servers was given.
+// that bootstrap.servers was given; security.protocol and the ssl.* settings (TLS to the brokers).
+
+import { clientSslOptions, SslConfigError, type SslOptions } from "../common/ssl-engine-factory.js";
 
 /** A bad configuration value (Kafka's ConfigException). */
 export class ConfigException extends Error {
@@ -50,6 +52,27 @@ export interface CommonClientConfig {
   requestTimeoutMs: number;
   retryBackoffMs: number;
   metadataMaxAgeMs: number;
+  /** security.protocol=SSL: the TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  ssl?: SslOptions;
+}
+
+/**
+ * security.protocol (PLAINTEXT or SSL; the SASL ones are not supported yet) and the ssl.* settings of a
+ * client's properties: the TLS options when SSL, undefined when PLAINTEXT.
+ */
+export function sslFromProperties(props: Readonly<Record<string, string>>): SslOptions | undefined {
+  const protocol = (props["security.protocol"] ?? "PLAINTEXT").trim().toUpperCase();
+  if (protocol === "PLAINTEXT") return undefined;
+  if (protocol !== "SSL")
+    throw new ConfigException(
+      `Invalid value ${props["security.protocol"]} for configuration security.protocol: PLAINTEXT or SSL (${protocol} is not supported yet)`,
+    );
+  try {
+    return clientSslOptions((key) => props[key]);
+  } catch (e) {
+    if (e instanceof SslConfigError) throw new ConfigException(e.message);
+    throw e;
+  }
 }
 
 /** Sets `c`'s field for one of the common client properties; false when `key` is not one of them. */
@@ -71,6 +94,7 @@ export function applyCommonClientProperty(c: CommonClientConfig, key: string, va
       c.metadataMaxAgeMs = intValue(key, value, 0);
       return true;
     default:
-      return false;
+      // security.protocol and ssl.* are read together (sslFromProperties) by the config builders.
+      return key === "security.protocol" || key.startsWith("ssl.");
   }
 }

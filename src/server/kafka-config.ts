@@ -19,6 +19,7 @@
 
 import { readFileSync } from "node:fs";
 import { Logger } from "../common/logger.js";
+import { SslConfigError, type SslOptions, serverSslOptions } from "../common/ssl-engine-factory.js";
 import { parseProperties } from "../storage/checkpoint/broker-metadata.js";
 import type { CleanerConfig } from "../storage/cleaner/cleaner-config.js";
 import {
@@ -224,13 +225,35 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "metrics.sample.window.ms": long(30000, 1),
   // Tributary-specific: the Prometheus /metrics endpoint (docs/metrics.md); "" disables it.
   "metrics.http.listener": str("http://0.0.0.0:9404"),
+  // ---- TLS (SSL listeners; common/ssl-engine-factory.ts; `listener.name.<l>.ssl.*` per listener) ----
+  "ssl.keystore.type": str("JKS"),
+  "ssl.keystore.location": str(null),
+  "ssl.keystore.password": { type: "password", default: null },
+  "ssl.key.password": { type: "password", default: null },
+  "ssl.keystore.key": { type: "password", default: null },
+  "ssl.keystore.certificate.chain": { type: "password", default: null },
+  "ssl.truststore.type": str("JKS"),
+  "ssl.truststore.location": str(null),
+  "ssl.truststore.password": { type: "password", default: null },
+  "ssl.truststore.certificates": { type: "password", default: null },
+  "ssl.client.auth": str("none", ["required", "requested", "none"]),
+  "ssl.enabled.protocols": list("TLSv1.2,TLSv1.3"),
+  "ssl.protocol": str("TLSv1.3"),
+  "ssl.cipher.suites": list(""),
+  "ssl.endpoint.identification.algorithm": str("https"),
+  "ssl.principal.mapping.rules": str("DEFAULT"),
 };
+
+/** `listener.name.<listener>.ssl.*`: a listener's own TLS settings (Kafka's listener prefix). */
+const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.(ssl\.[a-z.]+)$/;
 
 // Every broker synonym of a topic config (log.segment.bytes, log.retention.hours, …) and the remaining
 // log.cleaner.* keys are known too; brokerLogConfigFrom validates them.
 const LOG_SYNONYM_KEYS = new Set(Object.values(BROKER_SYNONYMS).flatMap((s) => s.map(([k]) => k)));
 
 export function isKnownBrokerConfig(key: string): boolean {
+  const listenerSsl = LISTENER_SSL_KEY.exec(key);
+  if (listenerSsl !== null) return listenerSsl[1] in BROKER_CONFIG_DEFS;
   return key in BROKER_CONFIG_DEFS || LOG_SYNONYM_KEYS.has(key);
 }
 
@@ -457,13 +480,15 @@ export class KafkaConfig {
     );
     if (this.listeners.length === 0) throw ConfigException.invalid("listeners", "", "at least one listener");
     for (const e of this.listeners) {
-      if (e.securityProtocol !== "PLAINTEXT") {
+      if (e.securityProtocol !== "PLAINTEXT" && e.securityProtocol !== "SSL") {
         throw ConfigException.invalid(
           "listeners",
           originals.get("listeners") ?? "",
-          `PLAINTEXT listeners only (${e.listenerName} uses ${e.securityProtocol}, not supported yet)`,
+          `PLAINTEXT or SSL listeners (${e.listenerName} uses ${e.securityProtocol}, not supported yet)`,
         );
       }
+      // An SSL listener's keystore and settings are read now: a bad one stops the broker at startup.
+      if (e.securityProtocol === "SSL") this.sslOptionsFor(e.listenerName);
     }
     const seenPorts = new Set<number>();
     for (const e of this.listeners) {
@@ -504,6 +529,17 @@ export class KafkaConfig {
     } else {
       this.interBrokerListenerName = this.getString("security.inter.broker.protocol") ?? "PLAINTEXT";
     }
+    const interBroker = this.listeners.find((l) => l.listenerName === this.interBrokerListenerName);
+    if (
+      interBroker !== undefined &&
+      interBroker.securityProtocol !== "PLAINTEXT" &&
+      this.zookeeperConnect !== null
+    )
+      throw ConfigException.invalid(
+        "inter.broker.listener.name",
+        this.interBrokerListenerName,
+        `a PLAINTEXT listener: brokers of a cluster talk to each other in plaintext only for now (${this.interBrokerListenerName} is ${interBroker.securityProtocol})`,
+      );
     if (!this.advertisedListeners.some((a) => a.listenerName === this.interBrokerListenerName)) {
       throw ConfigException.invalid(
         "inter.broker.listener.name",
@@ -612,6 +648,22 @@ export class KafkaConfig {
       props.set(o.slice(0, eq).trim(), o.slice(eq + 1));
     }
     return new KafkaConfig(props, options);
+  }
+
+  /**
+   * A listener's TLS options: its `listener.name.<listener>.ssl.*` settings, else the broker's `ssl.*`
+   * (Kafka's listener prefix). A bad setting is a ConfigException.
+   */
+  sslOptionsFor(listenerName: string): SslOptions {
+    const prefix = `listener.name.${listenerName.toLowerCase()}.`;
+    const get = (key: string): string | undefined =>
+      this.originals.get(prefix + key) ?? this.originals.get(key);
+    try {
+      return serverSslOptions(get);
+    } catch (e) {
+      if (e instanceof SslConfigError) throw new ConfigException(e.message);
+      throw e;
+    }
   }
 
   /** The effective value of a known key (parsed; null when unset without default), or undefined if unknown. */

@@ -38,10 +38,12 @@
 
 import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import { trimAllocator } from "../common/allocator-tuning.js";
 import { Logger } from "../common/logger.js";
 import type { MemoryPool } from "../common/memory-pool.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
+import type { SslOptions } from "../common/ssl-engine-factory.js";
 import type { Time } from "../common/time.js";
 import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
@@ -69,6 +71,8 @@ export interface SocketServerConfig {
   readonly queuedMaxRequestBytes?: number;
   /** socket.request.receive.timeout.ms (≤ 0: none). */
   readonly socketRequestReceiveTimeoutMs?: number;
+  /** The TLS options of an SSL listener (KafkaConfig.sslOptionsFor). */
+  sslOptionsFor?(listenerName: string): SslOptions;
 }
 
 /** Counts events and logs them at most once per interval, with how many happened since the last line. */
@@ -193,7 +197,17 @@ export class SocketServer {
 
   private bind(endpoint: EndPoint): Promise<void> {
     return new Promise((resolve, reject) => {
-      const server = createServer({ noDelay: true }, (socket) => this.accept(socket, endpoint));
+      // SSL listeners (Kafka's SslTransportLayer): the handshake completes before the connection is
+      // handed over; a client that fails it (no certificate when ssl.client.auth=required, an unknown
+      // CA) never becomes a connection.
+      const server =
+        endpoint.securityProtocol === "SSL"
+          ? createTlsServer({ ...this.tlsServerOptions(endpoint.listenerName), noDelay: true }, (socket) =>
+              this.accept(socket, endpoint),
+            ).on("tlsClientError", (e) =>
+              this.logger.debug(`TLS handshake failed on listener ${endpoint.listenerName}: ${e.message}`),
+            )
+          : createServer({ noDelay: true }, (socket) => this.accept(socket, endpoint));
       const onError = (e: NodeJS.ErrnoException): void => {
         reject(
           new Error(
@@ -226,6 +240,13 @@ export class SocketServer {
         },
       );
     });
+  }
+
+  private tlsServerOptions(listenerName: string): Omit<SslOptions, "checkHostName"> {
+    const o = this.config.sslOptionsFor?.(listenerName);
+    if (o === undefined) throw new Error(`listener ${listenerName} is SSL but has no TLS settings`);
+    const { checkHostName: _unused, ...tlsOptions } = o;
+    return tlsOptions;
   }
 
   /** The listeners as bound (ports resolved). */

@@ -6,6 +6,7 @@
 // auto.commit.interval.ms, partition.assignment.strategy: range and roundrobin); without it the consumer
 // works on assigned partitions only and enable.auto.commit defaults to false, as in Kafka.
 
+import type { SslOptions } from "../../common/ssl-engine-factory.js";
 import {
   applyCommonClientProperty,
   boolValue,
@@ -13,6 +14,7 @@ import {
   intValue,
   listValue,
   requireBootstrapServers,
+  sslFromProperties,
 } from "../config-parsing.js";
 import { assignorFor } from "./partition-assignors.js";
 
@@ -24,6 +26,8 @@ export type IsolationLevel = 0 | 1;
 export interface ConsumerConfig {
   bootstrapServers: string[];
   clientId: string;
+  /** security.protocol=SSL: TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  ssl?: SslOptions;
   groupId: string | null;
   autoOffsetReset: AutoOffsetReset;
   isolationLevel: IsolationLevel;
@@ -121,7 +125,7 @@ export function parseAutoOffsetReset(v: string): AutoOffsetReset {
 }
 
 export function consumerConfigFromProperties(props: Readonly<Record<string, string>>): ConsumerConfig {
-  const c: ConsumerConfig = { ...CONSUMER_DEFAULTS, bootstrapServers: [] };
+  const c: ConsumerConfig = { ...CONSUMER_DEFAULTS, bootstrapServers: [], ssl: sslFromProperties(props) };
   for (const [key, value] of Object.entries(props)) {
     if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {

@@ -91,6 +91,7 @@ export class KafkaConsumer {
       bootstrapServers: this.config.bootstrapServers,
       clientId: this.config.clientId || "consumer-1",
       requestTimeoutMs: this.config.requestTimeoutMs,
+      ssl: this.config.ssl,
       retryBackoffMs: this.config.retryBackoffMs,
       defaultApiTimeoutMs: this.config.defaultApiTimeoutMs,
     });

@@ -14,8 +14,10 @@
 // Errors: KafkaClientError with `code`/`retriable` (NETWORK_EXCEPTION when the connection is lost,
 // REQUEST_TIMED_OUT after requestTimeoutMs — the connection is then closed, as Kafka's clients do).
 
-import { connect, type Socket } from "node:net";
+import { connect, isIP, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import { adviseHugePages, HUGE_PAGE_BYTES } from "../../common/allocator-tuning.js";
+import type { SslOptions } from "../../common/ssl-engine-factory.js";
 import { type FrameAllocator, FrameReader } from "../../protocol/frame-reader.js";
 import { decodeResponse, encodeRequest } from "../../protocol/framing.js";
 import { type ApiDefinition, ApiKey, Apis } from "../../protocol/generated/api-table.js";
@@ -34,6 +36,8 @@ export interface ConnectionOptions {
   readonly maxResponseBytes?: number;
   /** ApiVersions version tried first (Kafka 3.x clients: 3). For tests of the fallback. */
   readonly apiVersionsVersion?: number;
+  /** security.protocol=SSL: TLS with these options (from the ssl.* settings); absent: plaintext. */
+  readonly ssl?: SslOptions;
 }
 
 export interface SendOptions {
@@ -108,6 +112,29 @@ export class BrokerConnection {
     );
   }
 
+  /**
+   * A TLS connection (security.protocol=SSL): the broker's certificate must chain to the truststore (the
+   * system's CAs without one) and, unless ssl.endpoint.identification.algorithm is empty, name `host`.
+   * Each decrypted chunk goes to `onBytes`.
+   */
+  private static connectTls(
+    host: string,
+    port: number,
+    ssl: SslOptions,
+    onBytes: (b: Buffer) => void,
+  ): Socket {
+    const { checkHostName, ...tls } = ssl;
+    const s = connectTls({
+      host,
+      port,
+      ...tls,
+      servername: isIP(host) === 0 ? host : undefined,
+      ...(checkHostName === false ? { checkServerIdentity: () => undefined } : {}),
+    });
+    s.on("data", onBytes);
+    return s;
+  }
+
   /** Opens a connection and negotiates API versions; rejects with a KafkaClientError. */
   static async connect(
     host: string,
@@ -120,21 +147,27 @@ export class BrokerConnection {
     /** Bytes that arrive before the connection object exists (a broker never speaks first; kept anyway). */
     const early: Buffer[] = [];
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const ssl = options.ssl;
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect({
-        host,
-        port,
-        // Reads land in one reused 1 MiB buffer (FrameReader copies out what it keeps) instead of a new
-        // 64 KiB buffer per read: a large Fetch response takes a sixteenth of the reads.
-        onread: {
-          buffer: readBuffer,
-          callback: (n) => {
-            if (received) received(readBuffer.subarray(0, n));
-            else early.push(Buffer.from(readBuffer.subarray(0, n)));
-            return true;
-          },
-        },
-      });
+      const s = ssl
+        ? BrokerConnection.connectTls(host, port, ssl, (bytes) => {
+            if (received) received(bytes);
+            else early.push(bytes);
+          })
+        : connect({
+            host,
+            port,
+            // Reads land in one reused 1 MiB buffer (FrameReader copies out what it keeps) instead of a new
+            // 64 KiB buffer per read: a large Fetch response takes a sixteenth of the reads.
+            onread: {
+              buffer: readBuffer,
+              callback: (n) => {
+                if (received) received(readBuffer.subarray(0, n));
+                else early.push(Buffer.from(readBuffer.subarray(0, n)));
+                return true;
+              },
+            },
+          });
       const timer = setTimeout(() => {
         s.destroy();
         reject(
@@ -144,7 +177,8 @@ export class BrokerConnection {
           ),
         );
       }, connectTimeoutMs);
-      s.once("connect", () => {
+      // TLS: ready once the handshake is done (the broker's certificate checked).
+      s.once(ssl ? "secureConnect" : "connect", () => {
         clearTimeout(timer);
         s.removeAllListeners("error");
         resolve(s);

@@ -70,6 +70,7 @@ export class KafkaProducer {
       bootstrapServers: this.config.bootstrapServers,
       clientId: this.config.clientId || "producer-1",
       requestTimeoutMs: this.config.requestTimeoutMs,
+      ssl: this.config.ssl,
       retryBackoffMs: this.config.retryBackoffMs,
       defaultApiTimeoutMs: this.config.maxBlockMs,
     });

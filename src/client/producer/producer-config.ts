@@ -5,6 +5,7 @@
 // always sends with producer id -1 (no idempotence), and refuses enable.idempotence=true / a
 // transactional.id rather than pretend.
 
+import type { SslOptions } from "../../common/ssl-engine-factory.js";
 import { type CompressionType, compressionTypeForName } from "../../protocol/records/compression.js";
 import {
   applyCommonClientProperty,
@@ -12,6 +13,7 @@ import {
   ConfigException,
   intValue,
   requireBootstrapServers,
+  sslFromProperties,
 } from "../config-parsing.js";
 
 export { ConfigException };
@@ -21,6 +23,8 @@ export type Acks = 0 | 1 | -1;
 export interface ProducerConfig {
   bootstrapServers: string[];
   clientId: string;
+  /** security.protocol=SSL: TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  ssl?: SslOptions;
   acks: Acks;
   batchSize: number;
   lingerMs: number;
@@ -83,7 +87,7 @@ export function parseCompressionType(v: string): CompressionType {
 
 /** Builds a ProducerConfig from Kafka-named string properties. bootstrap.servers is required. */
 export function producerConfigFromProperties(props: Readonly<Record<string, string>>): ProducerConfig {
-  const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [] };
+  const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [], ssl: sslFromProperties(props) };
   for (const [key, value] of Object.entries(props)) {
     if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {
