@@ -49,9 +49,14 @@ export class FrameReader {
   failure: FrameTooLargeError | undefined;
 
   constructor(
-    private readonly maxBytes: number,
+    private maxBytes: number,
     private readonly allocator?: FrameAllocator,
   ) {}
+
+  /** Changes the size limit for the frames not yet started (a connection that authenticated gets more). */
+  setMaxBytes(maxBytes: number): void {
+    this.maxBytes = maxBytes;
+  }
 
   /** Bytes received but not yet returned as frames. */
   get pendingBytes(): number {

@@ -31,6 +31,8 @@ import {
 } from "../storage/log-config.js";
 import type { LogManagerConfig } from "../storage/log-manager.js";
 import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
+import { SaslConfigError, saslListenerConfig } from "./security/sasl-config.js";
+import type { SaslListenerConfig } from "./security/sasl-server-authenticator.js";
 
 /** A bad configuration value or file; the message is one line. */
 export class ConfigException extends Error {
@@ -242,16 +244,25 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "ssl.cipher.suites": list(""),
   "ssl.endpoint.identification.algorithm": str("https"),
   "ssl.principal.mapping.rules": str("DEFAULT"),
+  // ---- SASL (SASL_PLAINTEXT / SASL_SSL listeners; server/security/) ----
+  "sasl.enabled.mechanisms": list("GSSAPI"),
+  "sasl.jaas.config": { type: "password", default: null },
+  "sasl.mechanism.inter.broker.protocol": str("GSSAPI"),
+  // Kafka 3.x: the largest frame read from a connection that has not authenticated (CVE-2022-34917).
+  "sasl.server.max.receive.size": int(524288, 1),
 };
 
-/** `listener.name.<listener>.ssl.*`: a listener's own TLS settings (Kafka's listener prefix). */
-const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.(ssl\.[a-z.]+)$/;
+/** `listener.name.<listener>.ssl.*` / `.sasl.*`: a listener's own settings (Kafka's listener prefix). */
+const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.(ssl\.[a-z.]+|sasl\.enabled\.mechanisms)$/;
+/** `listener.name.<listener>.<mechanism>.sasl.jaas.config`. */
+const LISTENER_JAAS_KEY = /^listener\.name\.[a-z0-9_]+\.[a-z0-9-]+\.sasl\.jaas\.config$/;
 
 // Every broker synonym of a topic config (log.segment.bytes, log.retention.hours, …) and the remaining
 // log.cleaner.* keys are known too; brokerLogConfigFrom validates them.
 const LOG_SYNONYM_KEYS = new Set(Object.values(BROKER_SYNONYMS).flatMap((s) => s.map(([k]) => k)));
 
 export function isKnownBrokerConfig(key: string): boolean {
+  if (LISTENER_JAAS_KEY.test(key)) return true;
   const listenerSsl = LISTENER_SSL_KEY.exec(key);
   if (listenerSsl !== null) return listenerSsl[1] in BROKER_CONFIG_DEFS;
   return key in BROKER_CONFIG_DEFS || LOG_SYNONYM_KEYS.has(key);
@@ -428,6 +439,7 @@ export class KafkaConfig {
   readonly connectionsMaxIdleMs: number;
   readonly queuedMaxRequests: number;
   readonly queuedMaxRequestBytes: number;
+  readonly saslServerMaxReceiveSize: number;
   readonly socketRequestReceiveTimeoutMs: number;
   readonly logRetentionCheckIntervalMs: number;
   readonly logFlushOffsetCheckpointIntervalMs: number;
@@ -480,15 +492,17 @@ export class KafkaConfig {
     );
     if (this.listeners.length === 0) throw ConfigException.invalid("listeners", "", "at least one listener");
     for (const e of this.listeners) {
-      if (e.securityProtocol !== "PLAINTEXT" && e.securityProtocol !== "SSL") {
+      if (!["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"].includes(e.securityProtocol)) {
         throw ConfigException.invalid(
           "listeners",
           originals.get("listeners") ?? "",
-          `PLAINTEXT or SSL listeners (${e.listenerName} uses ${e.securityProtocol}, not supported yet)`,
+          `PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL listeners (${e.listenerName} uses ${e.securityProtocol})`,
         );
       }
-      // An SSL listener's keystore and settings are read now: a bad one stops the broker at startup.
-      if (e.securityProtocol === "SSL") this.sslOptionsFor(e.listenerName);
+      // A TLS or SASL listener's settings are read now: a bad one stops the broker at startup.
+      if (e.securityProtocol === "SSL" || e.securityProtocol === "SASL_SSL")
+        this.sslOptionsFor(e.listenerName);
+      if (e.securityProtocol.startsWith("SASL_")) this.saslConfigFor(e.listenerName);
     }
     const seenPorts = new Set<number>();
     for (const e of this.listeners) {
@@ -582,6 +596,7 @@ export class KafkaConfig {
     this.connectionsMaxIdleMs = this.getLong("connections.max.idle.ms");
     this.queuedMaxRequests = this.getInt("queued.max.requests");
     this.queuedMaxRequestBytes = Number(this.getLong("queued.max.request.bytes"));
+    this.saslServerMaxReceiveSize = this.getInt("sasl.server.max.receive.size");
     this.socketRequestReceiveTimeoutMs = Number(this.getLong("socket.request.receive.timeout.ms"));
     this.logRetentionCheckIntervalMs = this.getLong("log.retention.check.interval.ms");
     this.logFlushOffsetCheckpointIntervalMs = this.getInt("log.flush.offset.checkpoint.interval.ms");
@@ -662,6 +677,16 @@ export class KafkaConfig {
       return serverSslOptions(get);
     } catch (e) {
       if (e instanceof SslConfigError) throw new ConfigException(e.message);
+      throw e;
+    }
+  }
+
+  /** A SASL listener's mechanisms (server/security/sasl-config.ts); a bad setting is a ConfigException. */
+  saslConfigFor(listenerName: string): SaslListenerConfig {
+    try {
+      return saslListenerConfig(listenerName, (key) => this.originals.get(key));
+    } catch (e) {
+      if (e instanceof SaslConfigError) throw new ConfigException(e.message);
       throw e;
     }
   }

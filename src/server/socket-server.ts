@@ -49,6 +49,7 @@ import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
 import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
+import { type SaslListenerConfig, SaslServerAuthenticator } from "./security/sasl-server-authenticator.js";
 
 /** Requests read but not yet processed on one connection before reading stops. */
 export const MAX_QUEUED_REQUESTS = 64;
@@ -73,6 +74,10 @@ export interface SocketServerConfig {
   readonly socketRequestReceiveTimeoutMs?: number;
   /** The TLS options of an SSL listener (KafkaConfig.sslOptionsFor). */
   sslOptionsFor?(listenerName: string): SslOptions;
+  /** The mechanisms of a SASL listener (KafkaConfig.saslConfigFor). */
+  saslConfigFor?(listenerName: string): SaslListenerConfig;
+  /** sasl.server.max.receive.size: the largest frame read before a SASL connection authenticated. */
+  readonly saslServerMaxReceiveSize?: number;
 }
 
 /** Counts events and logs them at most once per interval, with how many happened since the last line. */
@@ -201,7 +206,7 @@ export class SocketServer {
       // handed over; a client that fails it (no certificate when ssl.client.auth=required, an unknown
       // CA) never becomes a connection.
       const server =
-        endpoint.securityProtocol === "SSL"
+        endpoint.securityProtocol === "SSL" || endpoint.securityProtocol === "SASL_SSL"
           ? createTlsServer({ ...this.tlsServerOptions(endpoint.listenerName), noDelay: true }, (socket) =>
               this.accept(socket, endpoint),
             ).on("tlsClientError", (e) =>
@@ -240,6 +245,18 @@ export class SocketServer {
         },
       );
     });
+  }
+
+  private readonly saslConfigs = new Map<string, SaslListenerConfig>();
+
+  private saslConfig(listenerName: string): SaslListenerConfig {
+    let c = this.saslConfigs.get(listenerName);
+    if (c === undefined) {
+      c = this.config.saslConfigFor?.(listenerName);
+      if (c === undefined) throw new Error(`listener ${listenerName} is SASL but has no SASL settings`);
+      this.saslConfigs.set(listenerName, c);
+    }
+    return c;
   }
 
   private tlsServerOptions(listenerName: string): Omit<SslOptions, "checkHostName"> {
@@ -282,7 +299,32 @@ export class SocketServer {
       return;
     }
     const index = this.nextConnectionIndex++;
-    const conn = new KafkaConnection(socket, endpoint, index, this, this.processor, this.time, this.logger);
+    // A SASL listener's connection authenticates first (SaslServerAuthenticator), reading small frames only.
+    let processor = this.processor;
+    let maxFrameBytes = this.config.socketRequestMaxBytes;
+    let authenticator: SaslServerAuthenticator | undefined;
+    if (endpoint.securityProtocol.startsWith("SASL_")) {
+      const sasl = this.saslConfig(endpoint.listenerName);
+      const inner = this.processor;
+      authenticator = new SaslServerAuthenticator(sasl, (c, f, r) => inner.process(c, f, r));
+      const auth = authenticator;
+      processor = {
+        process: (c, f, r) => auth.process(c, f, r),
+        responseSent: inner.responseSent ? (o, ns) => inner.responseSent!(o, ns) : undefined,
+      };
+      maxFrameBytes = Math.min(maxFrameBytes, this.config.saslServerMaxReceiveSize ?? 524288);
+    }
+    const conn = new KafkaConnection(
+      socket,
+      endpoint,
+      index,
+      this,
+      processor,
+      this.time,
+      this.logger,
+      maxFrameBytes,
+      authenticator,
+    );
     this.connections.add(conn);
     socket.once("close", () => this.connections.delete(conn));
     // The OS refuses connections past the open-file limit and the broker never hears of them: say so
@@ -382,6 +424,9 @@ export class KafkaConnection implements PoolWaiter {
     private readonly processor: RequestProcessor,
     private readonly time: Time,
     private readonly logger: Logger,
+    maxFrameBytes: number = server.config.socketRequestMaxBytes,
+    /** A SASL connection's authenticator: the frame limit is lifted once it completes. */
+    private readonly authenticator?: SaslServerAuthenticator,
   ) {
     const local = `${socket.localAddress ?? ""}:${socket.localPort ?? ""}`;
     const remote = `${socket.remoteAddress ?? ""}:${socket.remotePort ?? ""}`;
@@ -391,7 +436,7 @@ export class KafkaConnection implements PoolWaiter {
       connectionId: `${local}-${remote}-${index}`,
       clientAddress: remote,
     };
-    this.reader = new FrameReader(server.config.socketRequestMaxBytes, server.memoryPool);
+    this.reader = new FrameReader(maxFrameBytes, server.memoryPool);
     this.lastActiveNs = time.nanoseconds();
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -502,6 +547,7 @@ export class KafkaConnection implements PoolWaiter {
 
   private complete(outcome: RequestOutcome): void {
     this.processing = false;
+    if (this.authenticator?.isComplete) this.reader.setMaxBytes(this.server.config.socketRequestMaxBytes);
     this.server.requestMemory.release(this.processingBytes);
     this.processingBytes = 0;
     if (this.closed) {

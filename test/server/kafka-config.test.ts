@@ -215,14 +215,14 @@ describe("KafkaConfig", () => {
       /PLAINTEXT is repeated/,
     );
 
-    // SSL listeners need a keystore; SASL ones are not there yet (tls-listeners.test.ts runs real ones).
+    // SSL listeners need a keystore, SASL ones a supported mechanism (tls-listeners / sasl-plain tests run real ones).
     assert.match(
       invalid({ listeners: "SSL://:9093", "inter.broker.listener.name": "SSL" }),
       /^Invalid value \(none\) for configuration ssl\.keystore\.location: an SSL listener needs a keystore/,
     );
     assert.match(
-      invalid({ listeners: "SASL_SSL://:9093" }),
-      /PLAINTEXT or SSL listeners \(SASL_SSL uses SASL_SSL, not supported yet\)/,
+      invalid({ listeners: "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093" }),
+      /sasl\.enabled\.mechanisms: PLAIN \(GSSAPI is not supported yet/,
     );
     assert.match(
       invalid({

@@ -35,6 +35,7 @@ import { leaveGroupHandler } from "./13-leave-group.js";
 import { syncGroupHandler } from "./14-sync-group.js";
 import { describeGroupsHandler } from "./15-describe-groups.js";
 import { listGroupsHandler } from "./16-list-groups.js";
+import { saslHandshakeHandler } from "./17-sasl-handshake.js";
 import { createTopicsHandler } from "./19-create-topics.js";
 import { deleteTopicsHandler } from "./20-delete-topics.js";
 import { deleteRecordsHandler } from "./21-delete-records.js";
@@ -48,6 +49,7 @@ import { txnOffsetCommitHandler } from "./28-txn-offset-commit.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
+import { saslAuthenticateHandler } from "./36-sasl-authenticate.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
 import { deleteGroupsHandler } from "./42-delete-groups.js";
 import { electLeadersHandler } from "./43-elect-leaders.js";
@@ -156,6 +158,8 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
   electLeadersHandler,
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,

@@ -1,0 +1,168 @@
+// SaslServerAuthenticator: a SASL_PLAINTEXT / SASL_SSL connection until it has authenticated (Kafka's
+// SaslServerAuthenticator, KIP-43 and KIP-152). Before that only these are read, each frame at most
+// sasl.server.max.receive.size bytes (the socket server enforces it: nothing large is allocated for an
+// unauthenticated client, the CVE-2022-34917 class):
+//   ApiVersions        answered as usual (clients ask before the handshake);
+//   SaslHandshake      v0/v1: the mechanism, UNSUPPORTED_SASL_MECHANISM (with the enabled ones, then the
+//                      connection closes) when it is not enabled;
+//   SaslAuthenticate   after a v1 handshake: each client token, answered with the server's; a failure is
+//                      SASL_AUTHENTICATION_FAILED with the mechanism's message (never which part was
+//                      wrong), then the connection closes;
+//   raw tokens         after a v0 handshake (older clients): size-prefixed tokens without a Kafka header.
+// Anything else closes the connection ("Unexpected Kafka request of type … during SASL handshake"). Once
+// authenticated, every frame goes to the request pipeline and the connection's principal is
+// `User:<name>`.
+
+import { decodeRequest, encodeResponse } from "../../protocol/framing.js";
+import { ApiKey, Apis } from "../../protocol/generated/api-table.js";
+import { ErrorCode } from "../../protocol/generated/errors.js";
+import type { SaslAuthenticateRequest } from "../../protocol/generated/messages/SaslAuthenticateRequest.js";
+import type { SaslHandshakeRequest } from "../../protocol/generated/messages/SaslHandshakeRequest.js";
+import type { ConnectionInfo, RequestOutcome } from "../request-pipeline.js";
+import { SaslAuthenticationError, type SaslServer } from "./plain-sasl-server.js";
+
+/** What a SASL listener offers: its enabled mechanisms, each with a factory of server exchanges. */
+export interface SaslListenerConfig {
+  readonly mechanisms: ReadonlyMap<string, () => SaslServer>;
+}
+
+type State = "handshake" | "authenticate" | "authenticate-raw" | "complete" | "failed";
+
+export class SaslServerAuthenticator {
+  private state: State = "handshake";
+  private server: SaslServer | undefined;
+  /** `User:<name>` once authenticated. */
+  principal: string | undefined;
+
+  constructor(
+    private readonly config: SaslListenerConfig,
+    private readonly delegate: (
+      conn: ConnectionInfo,
+      frame: Buffer,
+      receivedNs: bigint,
+    ) => Promise<RequestOutcome>,
+  ) {}
+
+  get isComplete(): boolean {
+    return this.state === "complete";
+  }
+
+  async process(conn: ConnectionInfo, frame: Buffer, receivedNs: bigint): Promise<RequestOutcome> {
+    if (this.state === "complete") return this.delegate(conn, frame, receivedNs);
+    if (this.state === "failed") return { kind: "close", reason: "SASL authentication failed" };
+    if (this.state === "authenticate-raw") return this.rawToken(frame);
+    const decoded = decodeRequest(frame);
+    if (!decoded.ok) {
+      // An ApiVersions at a version the broker does not serve still gets the pipeline's v0 answer.
+      const key = decoded.kind === "unsupported-version" ? decoded.api.apiKey : decoded.apiKey;
+      if (this.state === "handshake" && key === ApiKey.ApiVersions)
+        return this.delegate(conn, frame, receivedNs);
+      this.state = "failed";
+      return { kind: "close", reason: `invalid request (${decoded.kind}) during SASL authentication` };
+    }
+    const { api, header } = decoded.request;
+    if (this.state === "handshake" && api.apiKey === ApiKey.ApiVersions)
+      return this.delegate(conn, frame, receivedNs);
+    if (this.state === "handshake" && api.apiKey === ApiKey.SaslHandshake)
+      return this.handshake(
+        header.requestApiVersion,
+        header.correlationId,
+        decoded.request.body as SaslHandshakeRequest,
+      );
+    if (this.state === "authenticate" && api.apiKey === ApiKey.SaslAuthenticate)
+      return this.authenticate(
+        header.requestApiVersion,
+        header.correlationId,
+        decoded.request.body as SaslAuthenticateRequest,
+      );
+    const phase = this.state === "handshake" ? "handshake" : "authentication";
+    this.state = "failed";
+    return { kind: "close", reason: `Unexpected Kafka request of type ${api.name} during SASL ${phase}` };
+  }
+
+  private handshake(version: number, correlationId: number, req: SaslHandshakeRequest): RequestOutcome {
+    const enabled = [...this.config.mechanisms.keys()];
+    const factory = this.config.mechanisms.get(req.mechanism);
+    if (factory === undefined) {
+      this.state = "failed";
+      // The answer goes out; the connection closes with the next request (the client gives up anyway).
+      return {
+        kind: "response",
+        api: "SaslHandshake",
+        chunks: encodeResponse(Apis.SaslHandshake, version, correlationId, {
+          errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+          mechanisms: enabled,
+        }),
+      };
+    }
+    this.server = factory();
+    this.state = version >= 1 ? "authenticate" : "authenticate-raw";
+    return {
+      kind: "response",
+      api: "SaslHandshake",
+      chunks: encodeResponse(Apis.SaslHandshake, version, correlationId, {
+        errorCode: ErrorCode.NONE,
+        mechanisms: enabled,
+      }),
+    };
+  }
+
+  private authenticate(version: number, correlationId: number, req: SaslAuthenticateRequest): RequestOutcome {
+    const server = this.server!;
+    try {
+      const token = server.evaluateResponse(req.authBytes);
+      if (server.isComplete) this.completed(server);
+      return this.authenticateResponse(version, correlationId, ErrorCode.NONE, null, token);
+    } catch (e) {
+      if (!(e instanceof SaslAuthenticationError)) throw e;
+      this.state = "failed";
+      return this.authenticateResponse(
+        version,
+        correlationId,
+        ErrorCode.SASL_AUTHENTICATION_FAILED,
+        e.message,
+        Buffer.alloc(0),
+      );
+    }
+  }
+
+  /** A v0 handshake's token: the frame is the token, the answer a size-prefixed token. */
+  private rawToken(frame: Buffer): RequestOutcome {
+    const server = this.server!;
+    try {
+      const token = server.evaluateResponse(frame);
+      if (server.isComplete) this.completed(server);
+      const size = Buffer.alloc(4);
+      size.writeInt32BE(token.length, 0);
+      return { kind: "response", chunks: [size, token], api: "SaslToken" };
+    } catch (e) {
+      if (!(e instanceof SaslAuthenticationError)) throw e;
+      this.state = "failed";
+      return { kind: "close", reason: e.message };
+    }
+  }
+
+  private completed(server: SaslServer): void {
+    this.state = "complete";
+    this.principal = `User:${server.authorizationId}`;
+  }
+
+  private authenticateResponse(
+    version: number,
+    correlationId: number,
+    errorCode: number,
+    errorMessage: string | null,
+    authBytes: Buffer,
+  ): RequestOutcome {
+    return {
+      kind: "response",
+      api: "SaslAuthenticate",
+      chunks: encodeResponse(Apis.SaslAuthenticate, version, correlationId, {
+        errorCode,
+        errorMessage,
+        authBytes,
+        sessionLifetimeMs: 0n,
+      }),
+    };
+  }
+}
