@@ -58,11 +58,44 @@ export function throwIfError(code: number, message?: string | null, context?: st
   throw new KafkaClientError(code, context ? `${context}: ${text}` : text);
 }
 
+/** The errors whose exception class is not named after the error (Kafka's Errors enum). */
+const EXCEPTION_CLASS: Readonly<Record<string, string>> = {
+  UNKNOWN_SERVER_ERROR: "UnknownServerException",
+  CORRUPT_MESSAGE: "CorruptRecordException",
+  REQUEST_TIMED_OUT: "TimeoutException",
+  MESSAGE_TOO_LARGE: "RecordTooLargeException",
+  STALE_CONTROLLER_EPOCH: "ControllerMovedException",
+  OFFSET_METADATA_TOO_LARGE: "OffsetMetadataTooLarge",
+  RECORD_LIST_TOO_LARGE: "RecordBatchTooLargeException",
+  TOPIC_AUTHORIZATION_FAILED: "TopicAuthorizationException",
+  GROUP_AUTHORIZATION_FAILED: "GroupAuthorizationException",
+  CLUSTER_AUTHORIZATION_FAILED: "ClusterAuthorizationException",
+  TOPIC_ALREADY_EXISTS: "TopicExistsException",
+  INVALID_CONFIG: "InvalidConfigurationException",
+  OUT_OF_ORDER_SEQUENCE_NUMBER: "OutOfOrderSequenceException",
+  DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
+  INVALID_PRODUCER_ID_MAPPING: "InvalidPidMappingException",
+  INVALID_TRANSACTION_TIMEOUT: "InvalidTxnTimeoutException",
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "TransactionalIdAuthorizationException",
+  KAFKA_STORAGE_ERROR: "KafkaStorageException",
+  SASL_AUTHENTICATION_FAILED: "SaslAuthenticationException",
+  DELEGATION_TOKEN_AUTH_DISABLED: "DelegationTokenDisabledException",
+  DELEGATION_TOKEN_REQUEST_NOT_ALLOWED: "UnsupportedByAuthenticationException",
+  DELEGATION_TOKEN_AUTHORIZATION_FAILED: "DelegationTokenAuthorizationException",
+  NON_EMPTY_GROUP: "GroupNotEmptyException",
+  PRINCIPAL_DESERIALIZATION_FAILURE: "PrincipalDeserializationException",
+  FETCH_SESSION_TOPIC_ID_ERROR: "FetchSessionTopicIdException",
+  INVALID_REGULAR_EXPRESSION: "InvalidRegularExpression",
+};
+
 /**
  * The class Kafka's Java client throws for this error (OFFSET_OUT_OF_RANGE →
- * org.apache.kafka.common.errors.OffsetOutOfRangeException), as Kafka's tools print it.
+ * org.apache.kafka.common.errors.OffsetOutOfRangeException; KAFKA_STORAGE_ERROR → KafkaStorageException),
+ * as Kafka's tools print it.
  */
 export function kafkaExceptionClass(e: KafkaClientError): string {
+  const special = EXCEPTION_CLASS[e.errorName];
+  if (special !== undefined) return `org.apache.kafka.common.errors.${special}`;
   const camel = e.errorName
     .toLowerCase()
     .split("_")

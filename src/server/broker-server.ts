@@ -33,6 +33,7 @@ import { ErrorCode } from "../protocol/errors.js";
 import { ApiKey, Apis } from "../protocol/generated/api-table.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
+import { releaseSpaceReservesOfFullDirs } from "../storage/log-dir-space.js";
 import { LogManager } from "../storage/log-manager.js";
 import type { BrokerServices } from "./broker-services.js";
 import { KafkaController } from "./controller/kafka-controller.js";
@@ -209,6 +210,9 @@ export class KafkaServer {
 
       // The metadata store: ZooKeeper (zookeeper.connect), or the embedded store in the first log dir.
       const config = this.config;
+      // A full log dir gives back its space reserve before anything writes to it (the embedded metadata
+      // store, in the first dir, compacts its journal at open): a broker restarted on a full disk starts.
+      releaseSpaceReservesOfFullDirs(config.logDirs, config.getLong("log.dir.space.reserve.bytes"));
       const store = await this.openMetadataStore();
       this.store = store;
       const zk = new KafkaZkClient(store);
@@ -227,6 +231,29 @@ export class KafkaServer {
       // Sliced: the ZooKeeper session (already open) and the sockets stay served while logs load.
       await this._logManager.startupSliced();
       this._logManager.startTasks();
+      // A log dir that goes offline, fills up or has space again tells the controller (Kafka's
+      // LogDirFailureHandler → /log_dir_event_notification), which asks this broker about its replicas.
+      // Events in one turn of the event loop (many partitions failing at once) make one notification.
+      let logDirEventPending = false;
+      this._logManager.addLogDirListener((dir, event) => {
+        this.logger.info(`Log dir ${dir} is ${event}: telling the controller`);
+        if (logDirEventPending) return;
+        logDirEventPending = true;
+        this.scheduler.schedule(
+          "log-dir-event-notification",
+          () => {
+            logDirEventPending = false;
+            zk.propagateLogDirEvent(config.brokerId).then(
+              (path) => this.logger.info(`Told the controller about a log dir event (${path})`),
+              (e) =>
+                this.logger.error(
+                  `Could not notify the controller about a log dir event: ${(e as Error).message}`,
+                ),
+            );
+          },
+          0,
+        );
+      });
 
       const cache = new MetadataCache(store, { brokerId: config.brokerId });
       this.metadataCache = cache;
@@ -364,6 +391,7 @@ export class KafkaServer {
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
+        config.getInt("num.replica.fetchers"),
       );
       this.replicaFetcherManager = fetchers;
       const controllerRequests: ControllerRequests = new ControllerRequests(

@@ -115,9 +115,20 @@ export class ControllerRequests implements ControlPlaneReceiver {
       leaderId: number;
       leaderEpoch: number;
     }> = [];
+    const failed: Array<{ topic: string; partition: number }> = [];
     for (const s of mine) {
       const r = results.get(`${s.topic}-${s.partition}`);
-      if (r !== undefined && r.errorCode !== ErrorCode.NONE) continue;
+      if (r !== undefined && r.errorCode !== ErrorCode.NONE) {
+        // KAFKA_STORAGE_ERROR: no fetching into an offline or full log dir. A leader on a full dir that
+        // the controller kept (no other in-sync replica) still leads: its reads go on.
+        const p = this.replicaManager.getPartition({ topic: s.topic, partition: s.partition });
+        const keepsLeading =
+          s.leader === this.brokerId && p?.isLeader === true && !p.isOffline && p.log !== undefined;
+        if (!keepsLeading) {
+          failed.push({ topic: s.topic, partition: s.partition });
+          continue;
+        }
+      }
       if (s.leader === this.brokerId) {
         led.push({ topic: s.topic, partition: s.partition });
         this.leadership.onBecomeLeader(s.topic, s.partition, s.leaderEpoch);
@@ -130,7 +141,7 @@ export class ControllerRequests implements ControlPlaneReceiver {
         this.leadership.onResign(s.topic, s.partition);
       }
     }
-    this.fetchers?.removeFetcherForPartitions(led);
+    this.fetchers?.removeFetcherForPartitions([...led, ...failed]);
     this.fetchers?.addFetcherForPartitions(followed);
     return respond((s) => {
       if (!s.replicas.includes(this.brokerId)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;

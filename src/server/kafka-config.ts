@@ -155,6 +155,9 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "log.dir": list("/tmp/kafka-logs"),
   "num.recovery.threads.per.data.dir": int(1, 1),
   "log.retention.check.interval.ms": long(300000, 1),
+  // Tributary's full log dirs (storage/log-dir-space.ts; docs/operations.md "When a disk fills up").
+  "log.dir.space.reserve.bytes": long(8388608, 0),
+  "log.dir.full.probe.interval.ms": long(5000, 1),
   "log.flush.offset.checkpoint.interval.ms": int(60000, 0),
   "log.flush.start.offset.checkpoint.interval.ms": int(60000, 0),
   "log.flush.scheduler.interval.ms": long(LONG_MAX_STR),
@@ -744,6 +747,8 @@ export class KafkaConfig {
       logStartOffsetCheckpointIntervalMs: this.logFlushStartOffsetCheckpointIntervalMs,
       flushCheckIntervalMs: this.logFlushSchedulerIntervalMs,
       cleanerConfig: this.cleanerConfig,
+      logDirSpaceReserveBytes: this.getLong("log.dir.space.reserve.bytes"),
+      logDirFullProbeIntervalMs: this.getLong("log.dir.full.probe.interval.ms"),
       producerIdExpirationMs: this.getInt("producer.id.expiration.ms"),
       // Kafka's internal producer.id.expiration.check.interval.ms (not described by DescribeConfigs).
       producerIdExpirationCheckIntervalMs: positiveIntOr(

@@ -13,6 +13,13 @@
 // read is offline as a whole (its checkpoints are not written; with every dir offline startup fails); a
 // partition whose log cannot be opened or written is offline on its own, reported once as an ERROR naming
 // the partition and the cause, and refused by getOrCreateLog; the other partitions keep working.
+// Full log dirs (log-dir-space.ts): ENOSPC/EDQUOT does not take anything offline. The dir is marked full
+// (its space reserve released), appends and new logs there answer KAFKA_STORAGE_ERROR at once, while reads,
+// deletions (removed at once, without file.delete.delay.ms), retention and checkpoints go on; every
+// log.dir.full.probe.interval.ms a full dir is probed and becomes writable again once space is freed.
+// Listeners (addLogDirListener) hear every dir that goes offline, becomes full or becomes writable again
+// (the replica layer tells the controller, Kafka's /log_dir_event_notification).
+// A dir where a log could not be closed cleanly gets no .kafka_cleanshutdown: the next start recovers it.
 
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -36,6 +43,13 @@ import { type CleanerConfig, DEFAULT_CLEANER_CONFIG } from "./cleaner/cleaner-co
 import { LogCleanerManager } from "./cleaner/log-cleaner-manager.js";
 import { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
+import {
+  checkLogDirSpaceAtStartup,
+  DEFAULT_FULL_PROBE_INTERVAL_MS,
+  isNoSpaceError,
+  releaseSpaceReserve,
+  tryRestoreSpace,
+} from "./log-dir-space.js";
 import { UnifiedLog } from "./unified-log.js";
 
 export const RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
@@ -66,7 +80,18 @@ export interface LogManagerConfig {
   /** producer.id.expiration.ms (86400000) and producer.id.expiration.check.interval.ms (600000). */
   readonly producerIdExpirationMs?: number;
   readonly producerIdExpirationCheckIntervalMs?: number;
+  /**
+   * log.dir.space.reserve.bytes: space held back in each dir for a full dir's own needs (the broker's
+   * default is 8 MiB; without the setting here, none is held).
+   */
+  readonly logDirSpaceReserveBytes?: number;
+  /** log.dir.full.probe.interval.ms (5000): how often a full dir is checked for freed space. */
+  readonly logDirFullProbeIntervalMs?: number;
 }
+
+/** What happened to a log dir: offline (failed), full (no space), or writable again after being full. */
+export type LogDirEvent = "offline" | "full" | "writable";
+export type LogDirListener = (dir: string, event: LogDirEvent, cause: string) => void;
 
 interface LoadedLog {
   readonly log: UnifiedLog;
@@ -112,6 +137,11 @@ export class LogManager {
    * checkpoints written later (as Kafka leaves a failed dir's checkpoints alone) so a repaired log keeps them.
    */
   private readonly retainedOffsets = new Map<string, Map<string, { tp: TopicPartition; offset: bigint }>>();
+  /** Log dirs out of space (writes refused, reads and deletions served), with the cause. */
+  private readonly fullDirs = new Map<string, string>();
+  /** Dirs where a log could not be closed cleanly at shutdown: no clean-shutdown marker for them. */
+  private readonly uncleanDirs = new Set<string>();
+  private readonly listeners: LogDirListener[] = [];
 
   constructor(
     readonly config: LogManagerConfig,
@@ -152,6 +182,8 @@ export class LogManager {
     for (const dir of this.config.logDirs) {
       try {
         mkdirSync(dir, { recursive: true });
+        if (checkLogDirSpaceAtStartup(dir, this.reserveBytes))
+          this.markLogDirFull(dir, new Error(`less than the space reserve is free in ${dir}`));
         this.checkBrokerMetadata(dir);
         const clean = hasCleanShutdownMarker(dir);
         this.cleanShutdown.set(dir, clean);
@@ -237,6 +269,10 @@ export class LogManager {
         c.logStartOffsetCheckpointIntervalMs,
         c.logStartOffsetCheckpointIntervalMs,
       ),
+    );
+    const probeMs = c.logDirFullProbeIntervalMs ?? DEFAULT_FULL_PROBE_INTERVAL_MS;
+    this.tasks.push(
+      this.scheduler.schedule("kafka-log-dir-full-probe", () => this.probeFullLogDirs(), probeMs, probeMs),
     );
     if (this._cleaner !== undefined) {
       this.cleanerStopped = false;
@@ -341,6 +377,9 @@ export class LogManager {
       logStartOffset: opts.logStartOffset,
       hadCleanShutdown: opts.hadCleanShutdown,
       logger,
+      // A full dir refuses appends at once and gets the space of deleted segments back at once.
+      dirFull: () => this.fullDirs.has(dir),
+      onNoSpace: (e) => this.markLogDirFull(dir, e),
       leaderEpochCache: LeaderEpochFileCache.load(logDir, logger),
       scheduler: this.scheduler,
       producerIdExpirationMs: this.config.producerIdExpirationMs,
@@ -415,6 +454,12 @@ export class LogManager {
       throw new KafkaError("KAFKA_STORAGE_ERROR", cause.message);
     }
     const dir = this.nextLogDir();
+    if (this.fullDirs.has(dir)) {
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `Can not create log for ${key}: every online log dir is full (${[...this.fullDirs.keys()].join(",")})`,
+      );
+    }
     const logDir = join(dir, key);
     let log: UnifiedLog;
     try {
@@ -426,6 +471,19 @@ export class LogManager {
       });
     } catch (e) {
       if (!isStorageError(e)) throw e;
+      if (isNoSpaceError(e)) {
+        // Nothing is lost: what was created of it goes, the dir is full, the log can be created later.
+        this.markLogDirFull(dir, e as Error);
+        try {
+          rmSync(logDir, { recursive: true, force: true });
+        } catch {
+          // an empty partition dir at worst, loaded as an empty log
+        }
+        throw new KafkaError(
+          "KAFKA_STORAGE_ERROR",
+          `Error while creating log for ${key} in dir ${dir}: ${(e as Error).message}`,
+        );
+      }
       this.markLogOffline(tp, dir, e as Error);
       throw new KafkaError("KAFKA_STORAGE_ERROR", `Error while creating log for ${key} in dir ${dir}`);
     }
@@ -444,6 +502,7 @@ export class LogManager {
     const reason = cause.message;
     this.failedLogs.set(key, { dir, cause: reason });
     this.logger.error(`Partition ${key} in dir ${dir} is offline: ${reason}`);
+    this.notify(dir, "offline", reason);
   }
 
   /** A log dir that failed as a whole (Kafka's LogDirFailureChannel.maybeAddOfflineLogDir). */
@@ -454,6 +513,73 @@ export class LogManager {
     const code = (cause as NodeJS.ErrnoException).code;
     if (code !== "ENOTDIR" && code !== "EEXIST" && code !== "ENOENT") this.failedDirsWithLogs.add(dir);
     this.logger.error(`Error while loading log dir ${dir}; the log dir is offline: ${cause.message}`);
+    this.notify(dir, "offline", cause.message);
+  }
+
+  /** Hears every log dir that goes offline, becomes full, or becomes writable again. */
+  addLogDirListener(listener: LogDirListener): void {
+    this.listeners.push(listener);
+  }
+
+  private notify(dir: string, event: LogDirEvent, cause: string): void {
+    for (const l of this.listeners) {
+      try {
+        l(dir, event, cause);
+      } catch (e) {
+        this.logger.error(`A log dir listener failed on ${event} of ${dir}: ${(e as Error).stack ?? e}`);
+      }
+    }
+  }
+
+  private get reserveBytes(): number {
+    return this.config.logDirSpaceReserveBytes ?? 0;
+  }
+
+  /**
+   * The dir ran out of space (ENOSPC / EDQUOT): its appends and new logs are refused until a probe finds
+   * space again; its reserve is released so checkpoints, deletions and a clean shutdown still work. Logged
+   * once per episode.
+   */
+  markLogDirFull(dir: string, cause: Error): void {
+    if (this.fullDirs.has(dir) || this.failedDirs.has(dir)) return;
+    this.fullDirs.set(dir, cause.message);
+    try {
+      releaseSpaceReserve(dir);
+    } catch (e) {
+      this.logger.warn(`Could not release the space reserve of ${dir}: ${(e as Error).message}`);
+    }
+    this.logger.error(
+      `Log dir ${dir} is full: ${cause.message}. Appends to its partitions answer KAFKA_STORAGE_ERROR; reads, DeleteRecords and topic deletion still work, and the dir is writable again once space is freed`,
+    );
+    this.notify(dir, "full", cause.message);
+  }
+
+  /** Whether the dir is full (appends to it refused). */
+  isLogDirFull(dir: string): boolean {
+    return this.fullDirs.has(dir);
+  }
+
+  /** Full log dirs with their cause. */
+  fullLogDirs(): ReadonlyMap<string, string> {
+    return this.fullDirs;
+  }
+
+  /** Probes every full dir; a dir with space again is writable (its reserve written back). */
+  probeFullLogDirs(): void {
+    for (const dir of [...this.fullDirs.keys()]) {
+      if (this.failedDirs.has(dir)) continue;
+      let ok: boolean;
+      try {
+        ok = tryRestoreSpace(dir, this.reserveBytes);
+      } catch (e) {
+        this.logger.warn(`Could not probe the free space of ${dir}: ${(e as Error).message}`);
+        continue;
+      }
+      if (!ok) continue;
+      this.fullDirs.delete(dir);
+      this.logger.info(`Log dir ${dir} has free space again: appends to its partitions resume`);
+      this.notify(dir, "writable", "space was freed");
+    }
   }
 
   /** Why the partition's log is offline, or undefined when it is not. */
@@ -481,7 +607,9 @@ export class LogManager {
     const counts = new Map<string, number>(this.onlineLogDirs().map((d) => [d, 0]));
     for (const { dir } of this.logs.values())
       if (counts.has(dir)) counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    return [...counts.entries()].sort((a, b) => a[1] - b[1])[0][0];
+    // A full dir only when every online dir is full (the caller refuses it then).
+    const full = (d: string): number => (this.fullDirs.has(d) ? 1 : 0);
+    return [...counts.entries()].sort((a, b) => full(a[0]) - full(b[0]) || a[1] - b[1])[0][0];
   }
 
   /** Removes a partition's log: renamed to `<tp>.<id>-delete` at once, then removed. */
@@ -506,7 +634,14 @@ export class LogManager {
     this.logs.delete(key);
     // No clean of it from now on, and its cleaner checkpoint entry goes.
     this._cleanerManager?.abortCleaning(tp, loaded.dir);
-    loaded.log.close();
+    try {
+      loaded.log.close();
+    } catch (e) {
+      // (A full dir may refuse the final index entries:) the log goes anyway, its files closed first.
+      if (!isStorageError(e)) throw e;
+      this.logger.warn(`Could not close the log of ${key} before deleting it: ${(e as Error).message}`);
+      loaded.log.closeWithoutWriting();
+    }
     const from = join(loaded.dir, key);
     const to = join(loaded.dir, `${key}.${randomUUID().replaceAll("-", "")}-delete`);
     renameSync(from, to);
@@ -624,7 +759,13 @@ export class LogManager {
         if (d === dir)
           entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
       }
-      new OffsetCheckpointFile(join(dir, name)).write(entries);
+      try {
+        new OffsetCheckpointFile(join(dir, name)).write(entries);
+      } catch (e) {
+        // A full dir keeps its previous checkpoint (older offsets: a recovery re-reads a little more).
+        if (!isNoSpaceError(e)) throw e;
+        this.markLogDirFull(dir, e as Error);
+      }
     }
   }
 
@@ -644,14 +785,29 @@ export class LogManager {
       } catch (e) {
         if (!isStorageError(e)) throw e;
         this.markLogOffline(log.topicPartition, dir, e as Error);
+        this.uncleanDirs.add(dir);
       }
-      log.close();
+      try {
+        log.close();
+      } catch (e) {
+        // Its indexes may be short: no clean-shutdown marker, so the next start recovers the dir.
+        if (!isStorageError(e)) throw e;
+        this.logger.warn(`Could not close ${log.name} cleanly: ${(e as Error).message}`);
+        this.uncleanDirs.add(dir);
+        log.closeWithoutWriting();
+      }
     }
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
     for (const dir of this.onlineLogDirs()) {
-      if (existsSync(dir)) writeCleanShutdownMarker(dir);
+      if (this.uncleanDirs.has(dir) || !existsSync(dir)) continue;
+      try {
+        writeCleanShutdownMarker(dir);
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.logger.warn(`Could not write the clean-shutdown marker in ${dir}: ${(e as Error).message}`);
+      }
     }
     this.logs.clear();
     this.logger.info("Shutdown complete.");

@@ -16,6 +16,9 @@
 // return, like Kafka's FileChannel writes; a synchronous path has no per-call promise or thread-pool hop,
 // which is both simpler and faster for writes this small, and keeps the log's state changes atomic with
 // respect to the event loop.
+// A failed append (ENOSPC, EIO) is undone before its error is thrown: the .log file is cut back to its
+// size before the append and the index entries of the append are dropped, so no partial batch or index
+// entry is ever visible. When even the undo fails the error says so (code EIO): the log must go offline.
 
 import {
   closeSync,
@@ -221,7 +224,6 @@ export class LogSegment {
   ): void {
     if (records.length === 0) return;
     const physicalPosition = this._size;
-    if (physicalPosition === 0) this.rollingBasedTimestamp = largestTimestamp;
     if (!this.canConvertToRelativeOffset(largestOffset)) {
       throw new RangeError(
         `largest offset ${largestOffset} is out of range for the segment with base offset ${this.baseOffset}`,
@@ -230,8 +232,58 @@ export class LogSegment {
     if (records.length > INT32_MAX - physicalPosition) {
       throw new RangeError(`appending ${records.length} bytes would overflow segment ${this._logFile}`);
     }
-    this.writeFully(records, physicalPosition);
-    this._size += records.length;
+    const before = {
+      bytesSinceLastIndexEntry: this.bytesSinceLastIndexEntry,
+      maxTimestampAndOffset: this.maxTimestampAndOffset,
+      rollingBasedTimestamp: this.rollingBasedTimestamp,
+    };
+    if (physicalPosition === 0) this.rollingBasedTimestamp = largestTimestamp;
+    try {
+      this.writeFully(records, physicalPosition);
+      this._size += records.length;
+      this.indexAppended(records, physicalPosition);
+    } catch (e) {
+      this.undoAppend(physicalPosition, records.readBigInt64BE(0), before, e as Error);
+      throw e;
+    }
+    if (largestTimestamp > this.maxTimestampSoFar.timestamp) {
+      this.maxTimestampAndOffset = { timestamp: largestTimestamp, offset: shallowOffsetOfMaxTimestamp };
+    }
+  }
+
+  /**
+   * Takes back a failed append: the .log file back to `size`, the index entries from `firstOffset` on
+   * dropped, the in-memory bookkeeping restored. Throws an EIO error (with the first cause) if it can't.
+   */
+  private undoAppend(
+    size: number,
+    firstOffset: bigint,
+    before: {
+      bytesSinceLastIndexEntry: number;
+      maxTimestampAndOffset: TimestampOffset | undefined;
+      rollingBasedTimestamp: bigint | undefined;
+    },
+    cause: Error,
+  ): void {
+    try {
+      if (fstatSync(this.logFd).size > size) ftruncateSync(this.logFd, size);
+      this._size = size;
+      this.offsetIndex.truncateTo(firstOffset);
+      this.timeIndex.truncateTo(firstOffset);
+    } catch (e) {
+      const err = new Error(
+        `could not undo a failed append to ${this._logFile} (${cause.message}): ${(e as Error).message}`,
+      ) as NodeJS.ErrnoException;
+      err.code = "EIO";
+      throw err;
+    }
+    this.bytesSinceLastIndexEntry = before.bytesSinceLastIndexEntry;
+    this.maxTimestampAndOffset = before.maxTimestampAndOffset;
+    this.rollingBasedTimestamp = before.rollingBasedTimestamp;
+  }
+
+  /** The index entries for batches just written at `physicalPosition` (Kafka's LogSegment.append). */
+  private indexAppended(records: Buffer, physicalPosition: number): void {
     // Index per batch, as Kafka's LogSegment.append does (3.6+): an entry names a batch's last offset and
     // that batch's position. Only the headers are read (the caller validated the batches).
     let pos = 0;
@@ -250,9 +302,6 @@ export class LogSegment {
       }
       this.bytesSinceLastIndexEntry += size;
       pos += size;
-    }
-    if (largestTimestamp > this.maxTimestampSoFar.timestamp) {
-      this.maxTimestampAndOffset = { timestamp: largestTimestamp, offset: shallowOffsetOfMaxTimestamp };
     }
   }
 

@@ -18,6 +18,9 @@
 //   offset at its first offset; only the coordinator origin may append control batches (COMMIT/ABORT
 //   markers), which end it; an ABORT is appended to the .txnindex of the segment holding the marker. A
 //   read_committed read stops at the LSO and collects the aborted transactions overlapping what it returns.
+// - A failed append (ENOSPC, EIO) changes nothing: the segment takes its bytes and index entries back
+//   (LogSegment.append) and offsets, producer state and epochs move only after the write succeeded. A
+//   producer snapshot that cannot be written at a roll is skipped (the state is rebuilt from the log).
 
 import { mkdirSync, rmSync } from "node:fs";
 import { basename } from "node:path";
@@ -134,6 +137,13 @@ export interface UnifiedLogOpenOptions {
   producerIdExpirationMs?: number;
   /** producer.id.expiration.check.interval.ms (default 600000). */
   producerIdExpirationCheckIntervalMs?: number;
+  /**
+   * Whether the log dir is full (LogManager): appends then fail at once with an ENOSPC error, and deleted
+   * segments are removed at once, not after file.delete.delay.ms.
+   */
+  dirFull?: () => boolean;
+  /** Told of an append that failed for want of space (ENOSPC / EDQUOT), after the append was undone. */
+  onNoSpace?: (e: Error) => void;
 }
 
 interface ValidatedBatch {
@@ -153,6 +163,9 @@ export class UnifiedLog {
   readonly loadReport: LogLoadReport;
   private readonly logger: Logger;
   private readonly producerExpireCheck: ScheduledTask | undefined;
+  /** See UnifiedLogOpenOptions.dirFull and onNoSpace. */
+  private dirFull: () => boolean = () => false;
+  private onNoSpace: (e: Error) => void = () => {};
 
   private constructor(
     readonly dir: string,
@@ -213,7 +226,7 @@ export class UnifiedLog {
       leaderEpochCache: opts.leaderEpochCache,
       producerStateManager,
     });
-    return new UnifiedLog(
+    const log = new UnifiedLog(
       dir,
       config,
       opts.time,
@@ -224,6 +237,9 @@ export class UnifiedLog {
       producerStateManager,
       opts.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
     );
+    if (opts.dirFull !== undefined) log.dirFull = opts.dirFull;
+    if (opts.onNoSpace !== undefined) log.onNoSpace = opts.onNoSpace;
+    return log;
   }
 
   get name(): string {
@@ -562,6 +578,16 @@ export class UnifiedLog {
     if (latest === undefined || epoch > latest) cache.assign(epoch, startOffset);
   }
 
+  /** An append to a full log dir fails at once (ENOSPC, as the write would), nothing written. */
+  private checkWritable(): void {
+    if (!this.dirFull()) return;
+    const e = new Error(
+      `the log dir of ${this.name} is full (no space left on device)`,
+    ) as NodeJS.ErrnoException;
+    e.code = "ENOSPC";
+    throw e;
+  }
+
   private appendToSegment(
     records: Buffer,
     lastOffset: bigint,
@@ -569,6 +595,23 @@ export class UnifiedLog {
     shallowOffsetOfMaxTimestamp: bigint,
     rollOffset: bigint,
   ): void {
+    try {
+      this.appendToActiveSegment(records, lastOffset, maxTimestamp, shallowOffsetOfMaxTimestamp, rollOffset);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOSPC" || code === "EDQUOT") this.onNoSpace(e as Error);
+      throw e;
+    }
+  }
+
+  private appendToActiveSegment(
+    records: Buffer,
+    lastOffset: bigint,
+    maxTimestamp: bigint,
+    shallowOffsetOfMaxTimestamp: bigint,
+    rollOffset: bigint,
+  ): void {
+    this.checkWritable();
     let segment = this.activeSegment;
     if (
       segment.shouldRoll({
@@ -731,7 +774,13 @@ export class UnifiedLog {
     if (newOffset > this._logEndOffset) this._logEndOffset = newOffset;
     // Kafka snapshots the producer state at every roll, named after the new segment's base offset.
     this.producerStateManager.updateMapEndOffset(newOffset);
-    this.producerStateManager.takeSnapshot(false);
+    try {
+      this.producerStateManager.takeSnapshot(false);
+    } catch (e) {
+      // An optimisation only (a load rebuilds the state from the log); a full dir must still roll.
+      if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
+      this.logger.warn(`Could not write the producer snapshot at ${newOffset}: ${(e as Error).message}`);
+    }
     this.logger.info(`Rolled new log segment at offset ${newOffset}`);
     // Kafka flushes the segments before the new one in the background once rolled.
     this.scheduler?.schedule("flush-log", () => this.flushIfOpen(newOffset), 0);
@@ -777,7 +826,13 @@ export class UnifiedLog {
     this.checkOpen();
     if (targetOffset < 0n)
       throw new RangeError(`cannot truncate ${this.name} to a negative offset (${targetOffset})`);
-    if (targetOffset >= this._logEndOffset) return false;
+    if (targetOffset >= this._logEndOffset) {
+      // Nothing to cut from the log, but an epoch entry at its end goes (Kafka does the same): a broker that
+      // led an epoch without appending to it keeps an entry starting at its log end, which it would
+      // otherwise offer as its last fetched epoch forever, diverging from every new leader.
+      this.leaderEpochCache?.truncateFromEnd(this._logEndOffset);
+      return false;
+    }
     if (this.segmentList[0].baseOffset > targetOffset) {
       this.truncateFullyAndStartAt(targetOffset);
       return true;
@@ -931,6 +986,9 @@ export class UnifiedLog {
   /** Retention (retention.ms, retention.bytes, log start offset): deletes whole segments; returns how many. */
   deleteOldSegments(): number {
     if (this.closed) return 0;
+    // Everything deleted by DeleteRecords (log start offset = log end offset): the active segment holds
+    // nothing readable, so it is rolled and its space comes back now rather than at the next roll.
+    if (this._logStartOffset >= this._logEndOffset && this.activeSegment.size > 0) this.roll();
     const list = this.segmentList;
     const summaries = list.map((s, i) => ({
       baseOffset: s.baseOffset,
@@ -974,7 +1032,7 @@ export class UnifiedLog {
     const remove = (): void => {
       for (const s of segments) s.deleteIfExists();
     };
-    if (this.scheduler && this._config.fileDeleteDelayMs > 0) {
+    if (this.scheduler && this._config.fileDeleteDelayMs > 0 && !this.dirFull()) {
       this.scheduler.schedule("delete-file", remove, this._config.fileDeleteDelayMs);
     } else {
       remove();
@@ -1019,6 +1077,13 @@ export class UnifiedLog {
       this.logger.warn(`Could not write the producer snapshot at close: ${(e as Error).message}`);
     }
     for (const s of this.segmentList) s.close();
+    this.closed = true;
+  }
+
+  /** Closes every file without writing anything (a log that could not be closed cleanly). */
+  closeWithoutWriting(): void {
+    this.producerExpireCheck?.cancel();
+    for (const s of this.segmentList) s.closeHandlers();
     this.closed = true;
   }
 

@@ -370,15 +370,7 @@ async function listGroups(ctx: GroupsContext): Promise<void> {
 
 /** The Java exception Kafka's admin client raises for an error code, as `Throwable.toString()` prints it. */
 function javaException(e: KafkaClientError): string {
-  const special: Record<string, string> = {
-    NON_EMPTY_GROUP: "GroupNotEmptyException",
-    GROUP_AUTHORIZATION_FAILED: "GroupAuthorizationException",
-    GROUP_SUBSCRIBED_TO_TOPIC: "GroupSubscribedToTopicException",
-  };
-  const cls = special[e.errorName]
-    ? `org.apache.kafka.common.errors.${special[e.errorName]}`
-    : kafkaExceptionClass(e);
-  return `${cls}: ${e.message}`;
+  return `${kafkaExceptionClass(e)}: ${e.message}`;
 }
 
 async function deleteGroups(ctx: GroupsContext): Promise<void> {

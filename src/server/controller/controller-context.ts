@@ -45,8 +45,14 @@ export class ControllerContext {
   readonly leadership = new Map<string, LeaderIsrAndZkVersion>();
   readonly partitionStates = new Map<string, PartitionStateName>();
   readonly topicsToBeDeleted = new Set<string>();
+  /**
+   * broker → "topic-partition" of its replicas whose log dir failed or is full (Kafka's
+   * replicasOnOfflineDirs, from LeaderAndIsr responses with KAFKA_STORAGE_ERROR): not eligible as leaders.
+   */
+  readonly replicasOnOfflineDirs = new Map<number, Set<string>>();
 
   reset(): void {
+    this.replicasOnOfflineDirs.clear();
     this.liveBrokers.clear();
     this.shuttingDownBrokerIds.clear();
     this.topicIds.clear();
@@ -63,6 +69,11 @@ export class ControllerContext {
 
   isLive(brokerId: number): boolean {
     return this.liveBrokers.has(brokerId);
+  }
+
+  /** Kafka's isReplicaOnline: the broker is live and the replica's log dir is not offline (nor full). */
+  isReplicaOnline(brokerId: number, topic: string, partition: number): boolean {
+    return this.isLive(brokerId) && !this.replicasOnOfflineDirs.get(brokerId)?.has(tpKey(topic, partition));
   }
 
   /** Live and not shutting down (Kafka's liveBrokerIds). */

@@ -13,6 +13,7 @@ import { getOrCreate } from "../../common/maps.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
+import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
 import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
 import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
@@ -21,6 +22,7 @@ import { ControllerChannelManager, type ControlPlaneReceiver } from "./controlle
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerEventManager } from "./controller-event-manager.js";
 import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import { LogDirEventHandler } from "./log-dir-event-handler.js";
 import {
   PartitionReassignments,
   type ReassignmentRequest,
@@ -80,6 +82,7 @@ export class KafkaController {
   private psm: PartitionStateMachine | undefined;
   private rsm: ReplicaStateMachine | undefined;
   private deletion: TopicDeletionManager | undefined;
+  private logDirEvents: LogDirEventHandler | undefined;
   private reassignments: PartitionReassignments | undefined;
   private active = false;
   private _activeControllerId = -1;
@@ -229,6 +232,7 @@ export class KafkaController {
       ctx,
       channel,
       this.options.interBrokerListenerName,
+      this.onLeaderAndIsrResponseReceived,
     );
     this.batch = batch;
     this.psm = new PartitionStateMachine(
@@ -243,6 +247,7 @@ export class KafkaController {
       this.log,
     );
     this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);
+    this.logDirEvents = new LogDirEventHandler(ctx, this.zk, this.psm, this.rsm, this.log);
     this.reassignments = new PartitionReassignments(ctx, this.zk, this.psm, this.rsm, batch, this.log);
     this.deletion = new TopicDeletionManager(
       ctx,
@@ -318,6 +323,9 @@ export class KafkaController {
     await this.reassignments.resume((tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
     this.sendBatch();
     await this.onTopicDeletion(queued);
+    // Log dir events written while there was no controller (Kafka's LogDirEventNotificationHandler).
+    await this.logDirEvents.processNotifications(this.watchLogDirEvents);
+    this.sendBatch();
     // Kafka checks the leader imbalance 5 s after a failover, then every check interval.
     this.scheduleAutoLeaderRebalance(5000);
   }
@@ -338,6 +346,7 @@ export class KafkaController {
     this.rsm = undefined;
     this.deletion?.reset();
     this.deletion = undefined;
+    this.logDirEvents = undefined;
     this.reassignments = undefined;
     this.watchedTopics.clear();
     const epoch = this.context.epoch;
@@ -395,8 +404,28 @@ export class KafkaController {
     this.sendBatch();
   }
 
+  /** /log_dir_event_notification changed (Kafka's LogDirEventNotificationHandler). */
+  private watchLogDirEvents = (): void => {
+    void this.put("LogDirEventNotification", async () => {
+      if (!this.active || this.logDirEvents === undefined) return;
+      await this.logDirEvents.processNotifications(this.watchLogDirEvents);
+      this.sendBatch();
+    });
+  };
+
+  /** Kafka's LeaderAndIsrResponseReceived: replicas on offline (or full) log dirs, and back online. */
+  private onLeaderAndIsrResponseReceived = (brokerId: number, r: LeaderAndIsrResponse): void => {
+    void this.put("LeaderAndIsrResponseReceived", async () => {
+      if (!this.active || this.logDirEvents === undefined) return;
+      await this.logDirEvents.onLeaderAndIsrResponse(brokerId, r);
+      this.sendBatch();
+    });
+  };
+
   private async onBrokerStartup(ids: number[]): Promise<void> {
     const ctx = this.context;
+    // A restarted broker reports its offline log dirs afresh (Kafka's replicasOnOfflineDirs.remove).
+    for (const id of ids) ctx.replicasOnOfflineDirs.delete(id);
     const batch = this.batch!;
     const existing = ctx.liveBrokerIds().filter((id) => !ids.includes(id));
     for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
@@ -415,6 +444,7 @@ export class KafkaController {
 
   private async onBrokerFailure(ids: number[]): Promise<void> {
     const ctx = this.context;
+    for (const id of ids) ctx.replicasOnOfflineDirs.delete(id);
     for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
     this.deletion!.onBrokerFailure(ids);
     const psm = this.psm!;

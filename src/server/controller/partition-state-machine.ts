@@ -208,7 +208,8 @@ export class PartitionStateMachine {
   ): Promise<LeaderAndIsr | undefined> {
     const replicas = this.ctx.replicasFor(tp.topic, tp.partition);
     const { isr } = cur.leaderAndIsr;
-    const live = (id: number): boolean => this.ctx.isLive(id);
+    // A replica on an offline (or full) log dir is not eligible, as Kafka's isReplicaOnline.
+    const live = (id: number): boolean => this.ctx.isReplicaOnline(id, tp.topic, tp.partition);
     const base = { leaderEpoch: cur.leaderAndIsr.leaderEpoch + 1, controllerEpoch: this.ctx.epoch };
     switch (strategy) {
       case "offline":

@@ -4,7 +4,9 @@
 // partition_max_bytes, whole batches, at least one batch for the first partition with data), bounded by
 // the isolation level (read_committed: up to the last stable offset, with aborted_transactions listing the
 // aborted transactions that overlap the returned batches, from the .txnindex; null under read_uncommitted;
-// control batches go to clients as they are, which skip them). v13+ names topics by id
+// control batches go to clients as they are, which skip them). v12+: a partition whose last_fetched_epoch
+// shows the fetcher's log diverged from this leader's is answered with DivergingEpoch and no records, at
+// once (diverging-epoch.ts), for followers and any other fetcher sending it. v13+ names topics by id
 // (UNKNOWN_TOPIC_ID). Record bytes go back as views of what was read from the segments. Below v10 a
 // partition holding zstd batches answers UNSUPPORTED_COMPRESSION_TYPE. The record bytes of each partition in
 // the response are marked as BytesOutPerSec (consumers) or ReplicationBytesOutPerSec (followers).
@@ -31,6 +33,7 @@ import type { FetchIsolation } from "../../storage/unified-log.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 import type { FetchPartitionData, FetchPartitionInfo } from "../replication/delayed-fetch.js";
+import { answerFromLastFetchedEpoch } from "../replication/diverging-epoch.js";
 import { type CachedPartition, ZERO_UUID } from "../replication/fetch-session.js";
 import { DEFAULT_FETCH_MAX_BYTES } from "../replication/replica-manager.js";
 
@@ -103,13 +106,29 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
       return response;
     }
 
-    // Partitions with an unknown topic id are answered without a read.
+    // Partitions with an unknown topic id are answered without a read, and so are those whose last fetched
+    // epoch shows a diverged log (DivergingEpoch) or cannot be placed (OFFSET_OUT_OF_RANGE).
     const cached = context.partitions;
+    const fetchOnlyFromLeader = replicaId !== DEBUGGING_REPLICA_ID;
     const toRead: FetchPartitionInfo[] = [];
     const readIndex: number[] = new Array(cached.length).fill(-1);
+    const settled: Array<FetchPartitionData | undefined> = new Array(cached.length);
+    let anySettled = false;
     for (let i = 0; i < cached.length; i++) {
       const c = cached[i];
       if (c.topic === "") continue;
+      if (c.lastFetchedEpoch >= 0) {
+        const topicPartition = { topic: c.topic, partition: c.partition };
+        settled[i] = answerFromLastFetchedEpoch(
+          rm.getPartition(topicPartition),
+          { ...c, topicPartition },
+          fetchOnlyFromLeader,
+        );
+        if (settled[i] !== undefined) {
+          anySettled = true;
+          continue;
+        }
+      }
       readIndex[i] = toRead.length;
       toRead.push({
         topicPartition: { topic: c.topic, partition: c.partition },
@@ -122,17 +141,22 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
     const results = await rm.fetchMessages(
       {
         replicaId,
-        maxWaitMs: request.maxWaitMs,
+        // A diverging partition is answered at once (Kafka's fetchMessages: hasDivergingEpoch).
+        maxWaitMs: anySettled ? 0 : request.maxWaitMs,
         minBytes: request.minBytes,
         maxBytes: Math.min(request.maxBytes, fetchMaxBytes),
         isolation,
-        fetchOnlyFromLeader: replicaId !== DEBUGGING_REPLICA_ID,
+        fetchOnlyFromLeader,
         allocate: ctx.allocateResponseBuffer,
       },
       toRead,
     );
-    const data: FetchPartitionData[] = cached.map((c, i) =>
-      readIndex[i] >= 0 ? results[readIndex[i]] : unknownTopicId({ topic: c.topic, partition: c.partition }),
+    const data: FetchPartitionData[] = cached.map(
+      (c, i) =>
+        settled[i] ??
+        (readIndex[i] >= 0
+          ? results[readIndex[i]]
+          : unknownTopicId({ topic: c.topic, partition: c.partition })),
     );
     if (version < 10) {
       for (let i = 0; i < data.length; i++) {
@@ -148,6 +172,7 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
         lastStableOffset: d.lastStableOffset,
         logStartOffset: d.logStartOffset,
         recordsSize: d.records.length,
+        diverging: d.divergingEpoch !== undefined,
       })),
     );
     response.sessionId = sessionId;
@@ -182,6 +207,8 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
               firstOffset: t.firstOffset,
             }))
           : null;
+      if (d.divergingEpoch !== undefined)
+        p.divergingEpoch = { epoch: d.divergingEpoch.epoch, endOffset: d.divergingEpoch.endOffset };
       p.preferredReadReplica = d.preferredReadReplica;
       p.records = d.records;
       topic.partitions.push(p);

@@ -2,7 +2,11 @@
 // validation (names, partitions, replication factor, assignments, configs), validate_only, and, when
 // timeout_ms > 0, waiting until every new partition has a leader (REQUEST_TIMED_OUT otherwise). From v5 a
 // created topic reports its partition count, replication factor and configs; v7 its topic id.
+// A single-node broker (no zookeeper.connect) whose every online log dir is full answers
+// KAFKA_STORAGE_ERROR and creates nothing: acknowledging a topic whose logs cannot be created would lose
+// it. (In a cluster the controller places replicas on other brokers; a full one reports its own.)
 
+import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { CreateTopicsRequest } from "../../protocol/generated/messages/CreateTopicsRequest.js";
 import {
@@ -23,6 +27,18 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
     maxVersion: 7,
     handle: async (ctx: RequestContext, request: CreateTopicsRequest): Promise<CreateTopicsResponse> => {
       const v = ctx.apiVersion;
+      const full = v >= 1 && request.validateOnly ? undefined : singleNodeFullMessage(services);
+      if (full !== undefined) {
+        return {
+          ...defaultCreateTopicsResponse(),
+          topics: request.topics.map((t) => ({
+            ...defaultCreatableTopicResult(),
+            name: t.name,
+            errorCode: ErrorCode.KAFKA_STORAGE_ERROR,
+            errorMessage: full,
+          })),
+        };
+      }
       const results = await services.topicAdmin.createTopics(
         request.topics.map((t) => ({
           name: t.name,
@@ -73,4 +89,14 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
       })),
     }),
   };
+}
+
+/** Why a single-node broker cannot create logs now (every online log dir full), or undefined. */
+function singleNodeFullMessage(services: BrokerServices): string | undefined {
+  // (Handler tests may build services without a config or the storage side.)
+  const lm = services.logManager as BrokerServices["logManager"] | undefined;
+  if (lm === undefined || services.config?.zookeeperConnect !== null) return undefined;
+  const online = lm.onlineLogDirs();
+  if (online.length === 0 || !online.every((d) => lm.isLogDirFull(d))) return undefined;
+  return `Cannot create topics: the log dirs ${online.join(",")} are full; free space (delete records or topics) first`;
 }

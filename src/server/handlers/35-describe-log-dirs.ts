@@ -2,7 +2,8 @@
 // partitions it holds (all, or those asked for) with their size in bytes, offset lag (0: no future
 // replicas being moved between dirs yet) and is_future false; v4+ also the dir's total and usable bytes
 // (statfs). An unreadable dir, or one the LogManager took offline, answers KAFKA_STORAGE_ERROR; offline
-// partitions are not listed (Kafka lists only online logs).
+// partitions are not listed (Kafka lists only online logs). A full dir (out of space: writes refused,
+// reads served) answers KAFKA_STORAGE_ERROR too, with its sizes and partitions still listed.
 
 import { statfsSync } from "node:fs";
 import { ErrorCode } from "../../protocol/errors.js";
@@ -46,6 +47,7 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
           continue;
         }
       }
+      if (lm.isLogDirFull(dir)) result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
       const byTopic = new Map<string, DescribeLogDirsTopic>();
       for (const { tp, log, dir: d } of logs) {
         if (d !== dir) continue;

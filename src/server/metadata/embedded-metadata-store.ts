@@ -15,11 +15,15 @@
 // the broker epoch — is larger than every earlier one, across reopens too. Files written before zxids
 // existed load with czxid = mzxid = 0 and epoch 0. The session never expires: state-change handlers are
 // kept and never called.
+// Out of space (ENOSPC/EDQUOT): a journal write that fails is cut off again (no torn line stays in front of
+// later ones) and its lines stay pending for the next write, so memory and disk converge once space is
+// back; the compaction at open is skipped when the disk is full and the current journal is appended to.
 
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileAtomicallyAsync } from "../../common/atomic-file.js";
+import { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
 import {
   BadVersionError,
@@ -139,8 +143,40 @@ export class EmbeddedMetadataStore implements MetadataStore {
     const store = new EmbeddedMetadataStore(join(dir, METADATA_FILE_NAME), time);
     store.journalCompactBytes = options.journalCompactBytes ?? JOURNAL_COMPACT_MIN_BYTES;
     await store.load();
-    await store.compact(); // records the new epoch before any write of this run
+    try {
+      await store.compact(); // records the new epoch before any write of this run
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== "ENOSPC" && code !== "EDQUOT") || !(await store.reopenJournal())) throw e;
+      new Logger("tributary.metadata.EmbeddedMetadataStore").warn(
+        `The disk of ${dir} is full (${(e as Error).message}): the metadata journal is appended to without compacting it first`,
+      );
+    }
     return store;
+  }
+
+  /**
+   * A full disk at open: appends to the journal of the loaded generation instead of compacting (its torn
+   * last line cut off first). False when there is no such journal to append to.
+   */
+  private async reopenJournal(): Promise<boolean> {
+    const text = await readIfExists(this.journalFile);
+    if (text === undefined) return false;
+    const firstNewline = text.indexOf("\n");
+    if (firstNewline < 0) return false;
+    try {
+      const header = JSON.parse(text.slice(0, firstNewline)) as { generation?: unknown };
+      if (header.generation !== this.generation) return false;
+    } catch {
+      return false;
+    }
+    const whole = Buffer.byteLength(text.slice(0, text.lastIndexOf("\n") + 1), "utf8");
+    const fh = await open(this.journalFile, "r+");
+    await fh.truncate(whole);
+    await fh.close();
+    this.journal = await open(this.journalFile, "a");
+    this.journalBytes = whole - Buffer.byteLength(text.slice(0, firstNewline + 1), "utf8");
+    return true;
   }
 
   private async load(): Promise<void> {
@@ -578,8 +614,17 @@ export class EmbeddedMetadataStore implements MetadataStore {
     this.pendingLines = [];
     if (lines.length > 0 && this.journal) {
       const buf = Buffer.from(lines.join(""), "utf8");
-      await this.journal.write(buf, 0, buf.length);
-      await this.journal.datasync();
+      const journal = this.journal;
+      const size = (await journal.stat()).size;
+      try {
+        await journal.write(buf, 0, buf.length);
+        await journal.datasync();
+      } catch (e) {
+        // No torn line may stay in front of later lines; these go with the next write.
+        this.pendingLines = [...lines, ...this.pendingLines];
+        await journal.truncate(size).catch(() => {});
+        throw e;
+      }
       this.journalBytes += buf.length;
     }
     if (this.journalBytes > Math.max(this.journalCompactBytes, this.snapshotBytes)) await this.compact();

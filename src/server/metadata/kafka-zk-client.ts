@@ -4,6 +4,9 @@
 // election write (/controller + /controller_epoch in one multi) and the partition-state writes, each
 // fenced by the controller epoch znode's version (Kafka's expectedControllerEpochZkVersion: a multi that
 // checks /controller_epoch before it writes, so a controller that lost its epoch writes nothing).
+// Log dir events (Kafka's LogDirEventNotification): a broker whose log dir fails (or, in Tributary, fills
+// up or has space again) creates the persistent sequential `/log_dir_event_notification/log_dir_event_<seq>`
+// holding {"version":1,"broker":<id>,"event":1}; the controller reads and deletes them.
 
 import { Logger } from "../../common/logger.js";
 import { ensurePath, type MetadataStore, MetadataStoreError, type Op, type Stat } from "./metadata-store.js";
@@ -63,10 +66,57 @@ export async function mapConcurrent<T, R>(
   return out;
 }
 
+/** The sequence-node prefix and the one event Kafka defines (LogDirFailure = 1). */
+export const LOG_DIR_EVENT_PREFIX = "log_dir_event_";
+export const LOG_DIR_FAILURE_EVENT = 1;
+
 export class KafkaZkClient {
   private readonly log = new Logger("kafka.zk.KafkaZkClient");
 
   constructor(readonly store: MetadataStore) {}
+
+  /** Kafka's propagateLogDirEvent: a log dir event notification for the controller; answers its path. */
+  async propagateLogDirEvent(brokerId: number): Promise<string> {
+    const data = Buffer.from(JSON.stringify({ version: 1, broker: brokerId, event: LOG_DIR_FAILURE_EVENT }));
+    await ensurePath(this.store, ZkPaths.logDirEventNotification);
+    return this.store.create(`${ZkPaths.logDirEventNotification}/${LOG_DIR_EVENT_PREFIX}`, data, {
+      sequential: true,
+    });
+  }
+
+  /**
+   * The pending log dir event notifications (child names, oldest first), with a watch on the children,
+   * and the brokers they name (an unreadable or vanished one is skipped).
+   */
+  async getLogDirEventNotifications(watcher?: () => void): Promise<{ names: string[]; brokerIds: number[] }> {
+    const names = (await this.store.getChildren(ZkPaths.logDirEventNotification, watcher))
+      .filter((n) => n.startsWith(LOG_DIR_EVENT_PREFIX))
+      .sort();
+    const brokerIds: number[] = [];
+    for (const n of names) {
+      const node = await this.store.get(`${ZkPaths.logDirEventNotification}/${n}`);
+      if (node === undefined) continue;
+      try {
+        const d = JSON.parse(node.data.toString("utf8")) as { broker?: unknown; event?: unknown };
+        if (Number.isInteger(d.broker) && d.event === LOG_DIR_FAILURE_EVENT)
+          brokerIds.push(d.broker as number);
+      } catch {
+        this.log.warn(`Ignoring the unreadable log dir event notification ${n}`);
+      }
+    }
+    return { names, brokerIds };
+  }
+
+  /** Deletes handled log dir event notifications (already gone is fine). */
+  async deleteLogDirEventNotifications(names: readonly string[]): Promise<void> {
+    for (const n of names) {
+      try {
+        await this.store.delete(`${ZkPaths.logDirEventNotification}/${n}`);
+      } catch (e) {
+        if (!isStoreError(e, "NoNode")) throw e;
+      }
+    }
+  }
 
   /** Kafka's createTopLevelPaths. */
   async createTopLevelPaths(): Promise<void> {

@@ -278,5 +278,42 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
     gauge("kafka_log_log_logendoffset", "The offset of the next record appended (LogEndOffset)", end),
     gauge("kafka_log_log_logstartoffset", "The first offset still in the log (LogStartOffset)", start),
     gauge("kafka_log_log_numlogsegments", "Segments of the partition's log (NumLogSegments)", segments),
+    ...logDirGauges(lm),
+  ];
+}
+
+/**
+ * Kafka's LogManager gauges OfflineLogDirectoryCount and LogDirectoryOffline{logDirectory}. A full dir
+ * (writes refused until space is freed) counts as offline there, as Kafka takes a full dir offline;
+ * LogDirectoryFull{logDirectory} tells the two apart.
+ */
+function logDirGauges(lm: LogManager | undefined): MetricFamily[] {
+  if (lm === undefined) return [];
+  const offline: Sample[] = [];
+  const full: Sample[] = [];
+  let count = 0;
+  for (const dir of lm.config.logDirs) {
+    const isFull = lm.isLogDirFull(dir);
+    const isOffline = lm.offlineLogDirs().has(dir) || isFull;
+    if (isOffline) count++;
+    offline.push({ labels: { logDirectory: dir }, value: isOffline ? 1 : 0 });
+    full.push({ labels: { logDirectory: dir }, value: isFull ? 1 : 0 });
+  }
+  return [
+    gauge(
+      "kafka_log_logmanager_offlinelogdirectorycount",
+      "Log dirs offline or full (OfflineLogDirectoryCount)",
+      [{ value: count }],
+    ),
+    gauge(
+      "kafka_log_logmanager_logdirectoryoffline",
+      "1 when the log dir is offline or full (LogDirectoryOffline)",
+      offline,
+    ),
+    gauge(
+      "kafka_log_logmanager_logdirectoryfull",
+      "1 when the log dir is out of space: appends refused, reads and deletions served (Tributary)",
+      full,
+    ),
   ];
 }

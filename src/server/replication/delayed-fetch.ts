@@ -3,9 +3,11 @@
 // it, and it completes early as soon as the bytes visible past the fetch offsets reach min.bytes, or when
 // something changed that the fetcher must hear about (leadership lost, partition gone, epoch changed, fetch
 // offset now out of range). On completion (early or on timeout) the partitions are read again and the
-// response goes out.
+// response goes out. While the bytes still missing fit in one batch header (min.bytes <= 61, as the
+// default 1), a visible offset past the fetch offset is enough and nothing is read to count it.
 
 import type { TopicPartition } from "../../common/topic-partition.js";
+import { RECORD_BATCH_OVERHEAD } from "../../protocol/records/index.js";
 import type { FetchIsolation } from "../../storage/unified-log.js";
 import { DelayedOperation } from "./delayed-operation-purgatory.js";
 import type { Partition } from "./partition.js";
@@ -48,6 +50,8 @@ export interface FetchPartitionData {
   readonly preferredReadReplica: number;
   /** Read committed: the aborted transactions overlapping `records` (FetchResponse aborted_transactions). */
   readonly abortedTransactions?: ReadonlyArray<{ readonly producerId: bigint; readonly firstOffset: bigint }>;
+  /** Fetch v12+: where the leader's log ends the fetcher's last fetched epoch, when the logs diverged. */
+  readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: bigint };
 }
 
 interface PartitionWatch {
@@ -93,7 +97,13 @@ export class DelayedFetch extends DelayedOperation {
       const w = this.watches[i];
       if (end !== w.lastEnd) {
         w.lastEnd = end;
-        if (end > info.fetchOffset) {
+        const needed = this.params.minBytes - accumulated;
+        if (end > info.fetchOffset && needed <= RECORD_BATCH_OVERHEAD) {
+          // A visible offset past the fetch offset means at least one whole batch to return, and a batch
+          // is never smaller than its header: enough without reading it (min.bytes=1, the default for
+          // followers and consumers). The completion reads it once; Kafka counts from offset metadata.
+          w.bytes = RECORD_BATCH_OVERHEAD;
+        } else if (end > info.fetchOffset) {
           try {
             w.bytes = partition.readRecords(
               info.fetchOffset,

@@ -8,7 +8,7 @@
 //   INVALID_FETCH_SESSION_EPOCH for the wrong epoch, FETCH_SESSION_TOPIC_ID_ERROR when topic-id use
 //   changes; the request's partitions are added/updated, forgotten ones removed, and the response carries
 //   only partitions with something new (records, a changed high watermark / last stable offset / log start
-//   offset, or an error).
+//   offset, an error, or a diverging epoch).
 // The cache holds max.incremental.fetch.session.cache.slots sessions; a full cache evicts the least
 // recently used session idle longer than the eviction time, or, for a follower, a consumer's session.
 
@@ -56,6 +56,8 @@ export interface PartitionResponseSummary {
   readonly lastStableOffset: bigint;
   readonly logStartOffset: bigint;
   readonly recordsSize: number;
+  /** The response carries a DivergingEpoch (always sent, as an error is). */
+  readonly diverging?: boolean;
 }
 
 export class FetchSession {
@@ -118,7 +120,7 @@ function toCached(p: FetchRequestPartition, topic: string): CachedPartition {
  */
 function mustRespond(cached: CachedPartition, resp: PartitionResponseSummary, update: boolean): boolean {
   let must = false;
-  if (resp.recordsSize > 0) must = true;
+  if (resp.recordsSize > 0 || resp.diverging === true) must = true;
   if (cached.highWatermark !== resp.highWatermark) {
     must = true;
     if (update) cached.highWatermark = resp.highWatermark;

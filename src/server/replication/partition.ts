@@ -8,7 +8,9 @@
 // reads check leadership and the caller's leader epoch and bound what is visible by the fetch isolation.
 // Producer batches go through the LogValidator (storage/log-validator.ts) before the log's append. A
 // replica whose log cannot be opened or written is offline: an I/O error on it is reported once by the
-// LogManager and every later append or read answers KAFKA_STORAGE_ERROR.
+// LogManager and every later append or read answers KAFKA_STORAGE_ERROR. A replica whose log dir is full
+// (ENOSPC) stays online: its appends answer KAFKA_STORAGE_ERROR at once (the log refuses them before
+// writing), reads go on, and DeleteRecords deletes the segments below the new log start offset at once.
 //
 // Follower fetching, ISR shrink/expand and AlterPartition are not here yet (multi-broker issues); the
 // follower-state tracking (updateFollowerFetchState) is the hook they use.
@@ -21,6 +23,7 @@ import {
   UNDEFINED_EPOCH,
   UNDEFINED_EPOCH_OFFSET,
 } from "../../storage/leader-epoch/leader-epoch-file-cache.js";
+import { isNoSpaceError } from "../../storage/log-dir-space.js";
 import { isStorageError, type LogManager } from "../../storage/log-manager.js";
 import { validateRecords } from "../../storage/log-validator.js";
 import type { AppendOrigin } from "../../storage/producer-state/producer-append-info.js";
@@ -149,6 +152,16 @@ export class Partition {
     return this.offlineCause !== undefined;
   }
 
+  /**
+   * Offline, or its log cannot be written (its log dir is full) or could not be created: what the
+   * replica answers to LeaderAndIsr as KAFKA_STORAGE_ERROR (reads of a full dir's log still work).
+   */
+  get isStorageUnavailable(): boolean {
+    if (this.isOffline || this._log === undefined) return true;
+    const dir = this.logManager.logDirOf(this.topicPartition);
+    return dir !== undefined && this.logManager.isLogDirFull(dir);
+  }
+
   /** KAFKA_STORAGE_ERROR for this partition (Kafka's message for an offline replica). */
   private storageError(): KafkaError {
     return new KafkaError(
@@ -164,6 +177,15 @@ export class Partition {
     } catch (e) {
       if (!isStorageError(e)) throw e;
       const dir = this.logManager.logDirOf(this.topicPartition) ?? log.dir;
+      if (isNoSpaceError(e)) {
+        // The log undid the append (a checkpoint that failed after it keeps it) and the dir is full:
+        // nothing goes offline.
+        this.logManager.markLogDirFull(dir, e as Error);
+        throw new KafkaError(
+          "KAFKA_STORAGE_ERROR",
+          `Partition ${this.key} on broker ${this.localBrokerId} cannot be written: log dir ${dir} is full (${(e as Error).message})`,
+        );
+      }
       this.logManager.markLogOffline(this.topicPartition, dir, e as Error);
       throw this.storageError();
     }
@@ -300,6 +322,9 @@ export class Partition {
     origin: AppendOrigin = "client",
   ): { info: LogAppendInfo; hwIncremented: boolean } {
     if (this.isOffline) throw this.storageError();
+    // A leader whose log could not be created while its dir was full creates it now (or answers
+    // KAFKA_STORAGE_ERROR while the dir is still full).
+    if (this.isLeader && this._log === undefined) this.createLogIfNotExists(undefined);
     if (!this.isLeader || this._log === undefined) {
       throw new KafkaError(
         "NOT_LEADER_OR_FOLLOWER",
@@ -540,6 +565,9 @@ export class Partition {
       );
     }
     log.maybeIncrementLogStartOffset(converted);
+    // A full dir gets the space back now rather than at the next retention check.
+    const dir = this.logManager.logDirOf(this.topicPartition);
+    if (dir !== undefined && this.logManager.isLogDirFull(dir)) this.onLog(log, (l) => l.deleteOldSegments());
     return this.lowWatermark();
   }
 

@@ -1,12 +1,14 @@
 // ReplicaFetcherManager: the follower side of replication on one broker (Kafka's ReplicaFetcherManager /
-// AbstractFetcherManager). One ReplicaFetcherThread per leader broker (num.replica.fetchers = 1 for now);
-// LeaderAndIsr adds the partitions this broker follows (truncated by leader epoch, then fetched from their
-// log end offset) and removes those it now leads; StopReplica removes them too.
+// AbstractFetcherManager). num.replica.fetchers ReplicaFetcherThreads per leader broker, each with its own
+// connection and fetch session; a partition goes to fetcher getFetcherId(topic, partition) (Kafka's hash,
+// fetcher-id.ts). LeaderAndIsr adds the partitions this broker follows (checked by leader epoch, then
+// fetched from their log end offset) and removes those it now leads; StopReplica removes them too.
 
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import type { TopicPartition } from "../../common/topic-partition.js";
+import { getFetcherId } from "./fetcher-id.js";
 import { type ReplicaFetcherConfig, ReplicaFetcherThread } from "./replica-fetcher-thread.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
@@ -16,10 +18,16 @@ export interface FollowedPartition {
   readonly leaderEpoch: number;
 }
 
+/** Kafka's BrokerAndFetcherId, as a map key. */
+function fetcherKey(leaderId: number, fetcherId: number): string {
+  return `${leaderId}-${fetcherId}`;
+}
+
 export class ReplicaFetcherManager {
-  private readonly threads = new Map<number, ReplicaFetcherThread>();
-  /** partition key → leader id it is fetched from */
-  private readonly leaderOf = new Map<string, number>();
+  /** By leader id and fetcher id (fetcherKey). */
+  private readonly threads = new Map<string, ReplicaFetcherThread>();
+  /** partition key → fetcher it is fetched by */
+  private readonly fetcherOf = new Map<string, string>();
   private readonly log: Logger;
 
   constructor(
@@ -28,6 +36,8 @@ export class ReplicaFetcherManager {
     /** The leader broker's endpoint on the inter-broker listener. */
     private readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
     private readonly time: Time,
+    /** num.replica.fetchers: fetchers per leader broker. */
+    readonly numFetchers = 1,
   ) {
     this.log = new Logger(
       "kafka.server.ReplicaFetcherManager",
@@ -40,33 +50,40 @@ export class ReplicaFetcherManager {
    * (ReplicaFetcherThread.truncate) — or to its high watermark when its log has no epochs yet.
    */
   addFetcherForPartitions(partitions: readonly FollowedPartition[]): void {
-    const byLeader = new Map<number, FollowedPartition[]>();
+    const byFetcher = new Map<string, { leaderId: number; fetcherId: number; list: FollowedPartition[] }>();
     for (const p of partitions) {
       this.removeFetcherForPartitions([p.topicPartition]);
       if (p.leaderId < 0) continue;
-      const l = getOrCreate(byLeader, p.leaderId, () => []);
-      l.push(p);
+      const fetcherId = getFetcherId(p.topicPartition.topic, p.topicPartition.partition, this.numFetchers);
+      const f = getOrCreate(byFetcher, fetcherKey(p.leaderId, fetcherId), () => ({
+        leaderId: p.leaderId,
+        fetcherId,
+        list: [],
+      }));
+      f.list.push(p);
     }
-    for (const [leaderId, list] of byLeader) {
-      let t = this.threads.get(leaderId);
+    for (const [key, { leaderId, fetcherId, list }] of byFetcher) {
+      let t = this.threads.get(key);
       if (t === undefined) {
         t = new ReplicaFetcherThread(
           leaderId,
+          fetcherId,
           () => this.endpointOf(leaderId),
           this.replicaManager,
           this.config,
           this.time,
           this.log.withContext(
-            `ReplicaFetcher replicaId=${this.config.brokerId}, leaderId=${leaderId}, fetcherId=0`,
+            `ReplicaFetcher replicaId=${this.config.brokerId}, leaderId=${leaderId}, fetcherId=${fetcherId}`,
           ),
         );
-        this.threads.set(leaderId, t);
+        this.threads.set(key, t);
       }
       const states = [];
       for (const p of list) {
         const log = this.replicaManager.getPartition(p.topicPartition)?.log;
         if (log === undefined) continue;
-        // Truncation by leader epoch before the first fetch; without epochs, to the high watermark.
+        // Checked by leader epoch on the first fetch (or by OffsetForLeaderEpoch before it, with a leader
+        // below Fetch v12); without epochs, truncated to the high watermark now.
         const latestEpoch = log.leaderEpochCache?.latestEpoch();
         if (latestEpoch === undefined && log.logEndOffset > log.highWatermark)
           log.truncateTo(log.highWatermark);
@@ -77,15 +94,20 @@ export class ReplicaFetcherManager {
           delayedUntilMs: 0,
           truncatingEpoch: latestEpoch,
         });
-        this.leaderOf.set(`${p.topicPartition.topic}-${p.topicPartition.partition}`, leaderId);
+        this.fetcherOf.set(`${p.topicPartition.topic}-${p.topicPartition.partition}`, key);
       }
       if (states.length > 0) {
         this.log.info(
-          `Added fetcher to broker ${leaderId} for partitions ${states.map((s) => `${s.topicPartition.topic}-${s.topicPartition.partition} (offset ${s.fetchOffset})`).join(", ")}`,
+          `Added fetcher to broker ${leaderId} (fetcherId ${fetcherId}) for partitions ${states.map((s) => `${s.topicPartition.topic}-${s.topicPartition.partition} (offset ${s.fetchOffset})`).join(", ")}`,
         );
         t.addPartitions(states);
       }
     }
+  }
+
+  /** The fetchers running, by leader and fetcher id (Kafka's fetcherThreadMap), for tests and metrics. */
+  fetchers(): ReadonlyArray<ReplicaFetcherThread> {
+    return [...this.threads.values()];
   }
 
   /** Kafka's MaxLag (kafka.server:type=ReplicaFetcherManager,clientId=Replica): the largest over threads. */
@@ -101,15 +123,15 @@ export class ReplicaFetcherManager {
   removeFetcherForPartitions(tps: readonly TopicPartition[]): void {
     for (const tp of tps) {
       const key = `${tp.topic}-${tp.partition}`;
-      const leaderId = this.leaderOf.get(key);
-      if (leaderId === undefined) continue;
-      this.leaderOf.delete(key);
-      const t = this.threads.get(leaderId);
+      const fetcher = this.fetcherOf.get(key);
+      if (fetcher === undefined) continue;
+      this.fetcherOf.delete(key);
+      const t = this.threads.get(fetcher);
       if (t === undefined) continue;
       t.removePartitions([tp]);
       if (t.partitionCount === 0) {
         t.shutdown();
-        this.threads.delete(leaderId);
+        this.threads.delete(fetcher);
       }
     }
   }
@@ -117,6 +139,6 @@ export class ReplicaFetcherManager {
   shutdown(): void {
     for (const t of this.threads.values()) t.shutdown();
     this.threads.clear();
-    this.leaderOf.clear();
+    this.fetcherOf.clear();
   }
 }

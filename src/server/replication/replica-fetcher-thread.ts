@@ -1,13 +1,17 @@
 // ReplicaFetcherThread: a follower's fetch loop against one leader broker (Kafka's ReplicaFetcherThread /
-// AbstractFetcherThread). Sends Fetch (v12, replica id = this broker) for every partition it follows on
-// that leader, appends what comes back as it is (offsets, leader epochs, producer state and markers kept:
+// AbstractFetcherThread); num.replica.fetchers of them per leader, each with its own connection (client id
+// broker-<id>-fetcher-<fetcherId>). Sends Fetch (v12, replica id = this broker) for the partitions it
+// follows on that leader in an incremental fetch session (KIP-227, fetch-session-handler.ts), appends what
+// comes back as it is (offsets, leader epochs, producer state and markers kept:
 // UnifiedLog.appendAsFollower), moves the follower's high watermark to min(leader HW, own LEO), and backs
 // off (replica.fetch.backoff.ms) after an error. The leader learns the follower's LEO from the fetch offset.
-// Before fetching, a partition that starts following truncates its log by leader epoch (KIP-101, with
-// KIP-279's iterations): OffsetForLeaderEpoch asks the leader where the follower's latest epoch ends; the
-// follower truncates to min(leader's end offset, its own end of that epoch) and, when the leader answered
-// an older epoch the follower does not end the same way, asks again for that epoch until they agree. A
-// log without epochs truncates to its high watermark (Kafka's fallback). Not yet: fetch sessions.
+// Truncation by leader epoch (KIP-101, KIP-279's iterations), as Kafka 2.7+ does it: every fetch carries
+// the epoch of the follower's last batch (LastFetchedEpoch); when the leader's log diverged, the answer is a
+// DivergingEpoch {epoch, end offset} and the follower truncates to min(that end offset, its own end of that
+// epoch) at once (Kafka's truncateOnFetchResponse); when its own log ends that epoch under an older one, the
+// next fetch carries the older epoch and the leader answers again until they agree. A leader below Fetch
+// v12 gets the older way: OffsetForLeaderEpoch before the first fetch, asked again per iteration. A log
+// without epochs truncates to its high watermark before fetching (Kafka's fallback).
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import type { Logger } from "../../common/logger.js";
@@ -17,6 +21,9 @@ import { type TopicPartition, topicPartitionKey } from "../../common/topic-parti
 import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import type { FetchRequest } from "../../protocol/generated/messages/FetchRequest.js";
+import type { FetchResponse } from "../../protocol/generated/messages/FetchResponse.js";
+import { ZERO_UUID } from "./fetch-session.js";
+import { FetchSessionHandler, type SessionPartitionData } from "./fetch-session-handler.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
 export interface ReplicaFetcherConfig {
@@ -43,7 +50,10 @@ export interface FetchState {
   readonly currentLeaderEpoch: number;
   /** Skipped until then (after a partition error). */
   delayedUntilMs: number;
-  /** Still finding its truncation point: the epoch to ask the leader about next. */
+  /**
+   * Still to be checked by leader epoch before fetching: the epoch to ask the leader about. Only used
+   * with a leader below Fetch v12; from v12 the fetch itself carries the epoch and the field is cleared.
+   */
   truncatingEpoch: number | undefined;
   /** Leader's high watermark minus this log's end offset at the last fetch response (MaxLag). */
   lag?: bigint;
@@ -51,21 +61,38 @@ export interface FetchState {
 
 /** Highest Fetch version the fetcher sends (v12: topics by name, replica id in the request). */
 const REPLICA_FETCH_VERSION = 12;
+/** The first Fetch version with LastFetchedEpoch / DivergingEpoch (truncation on fetch). */
+const TRUNCATION_ON_FETCH_VERSION = 12;
 
 export class ReplicaFetcherThread {
   private readonly partitions = new Map<string, FetchState>();
   private conn: BrokerConnection | undefined;
   private running = false;
   private stopped = false;
+  private readonly session: FetchSessionHandler;
+  /** Truncations decided from DivergingEpoch answers, and OffsetForLeaderEpoch requests sent. */
+  truncationsOnFetch = 0;
+  offsetForLeaderEpochRequests = 0;
+  /** Kafka's FetcherStats of this fetcher: Fetch requests sent and record bytes received. */
+  fetchRequests = 0;
+  fetchedBytes = 0;
 
   constructor(
     readonly leaderId: number,
+    readonly fetcherId: number,
     private readonly endpoint: () => { host: string; port: number } | undefined,
     private readonly replicaManager: ReplicaManager,
     private readonly config: ReplicaFetcherConfig,
     private readonly time: Time,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.session = new FetchSessionHandler(leaderId, (m) => this.log.info(m));
+  }
+
+  /** Kafka's thread name, the clientId label of its FetcherStats / FetcherLagMetrics. */
+  get name(): string {
+    return `ReplicaFetcherThread-${this.fetcherId}-${this.leaderId}`;
+  }
 
   get partitionCount(): number {
     return this.partitions.size;
@@ -118,7 +145,7 @@ export class ReplicaFetcherThread {
     const e = this.endpoint();
     if (e === undefined) throw new Error(`no endpoint known for leader ${this.leaderId}`);
     this.conn = await BrokerConnection.connect(e.host, e.port, {
-      clientId: `broker-${this.config.brokerId}-fetcher-0`,
+      clientId: `broker-${this.config.brokerId}-fetcher-${this.fetcherId}`,
       requestTimeoutMs: this.config.socketTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.config.socketTimeoutMs),
     });
@@ -133,60 +160,98 @@ export class ReplicaFetcherThread {
       return;
     }
     const conn = await this.connection();
-    const truncating = ready.filter((s) => s.truncatingEpoch !== undefined);
-    if (truncating.length > 0) {
-      await this.truncate(conn, truncating);
-      return;
+    const version = Math.min(REPLICA_FETCH_VERSION, conn.versionFor(Apis.Fetch));
+    const truncateOnFetch = version >= TRUNCATION_ON_FETCH_VERSION;
+    if (truncateOnFetch) {
+      for (const s of ready) s.truncatingEpoch = undefined; // the fetch's LastFetchedEpoch checks it
+    } else {
+      const truncating = ready.filter((s) => s.truncatingEpoch !== undefined);
+      if (truncating.length > 0) {
+        await this.truncate(conn, truncating);
+        return;
+      }
     }
-    const byTopic = new Map<string, FetchRequest["topics"][number]>();
+    const next: SessionPartitionData[] = [];
     for (const s of ready) {
       const log = this.replicaManager.getPartition(s.topicPartition)?.log;
       if (log === undefined) continue;
-      const t = getOrCreate(byTopic, s.topicPartition.topic, () => ({
+      next.push({
         topic: s.topicPartition.topic,
-        topicId: "AAAAAAAAAAAAAAAAAAAAAA",
-        partitions: [],
-      }));
-      t.partitions.push({
         partition: s.topicPartition.partition,
         currentLeaderEpoch: s.currentLeaderEpoch,
         fetchOffset: s.fetchOffset,
-        lastFetchedEpoch: -1,
+        lastFetchedEpoch: truncateOnFetch ? (log.leaderEpochCache?.latestEpoch() ?? -1) : -1,
         logStartOffset: log.logStartOffset,
         partitionMaxBytes: this.config.fetchMaxBytes,
-        replicaDirectoryId: "AAAAAAAAAAAAAAAAAAAAAA",
       });
     }
-    if (byTopic.size === 0) {
+    if (next.length === 0) {
       await sleep(this.config.backoffMs);
       return;
     }
-    const version = Math.min(REPLICA_FETCH_VERSION, conn.versionFor(Apis.Fetch));
+    const built = this.session.build(next);
+    const byTopic = new Map<string, FetchRequest["topics"][number]>();
+    for (const p of built.toSend) {
+      const t = getOrCreate(byTopic, p.topic, () => ({ topic: p.topic, topicId: ZERO_UUID, partitions: [] }));
+      t.partitions.push({
+        partition: p.partition,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+        fetchOffset: p.fetchOffset,
+        lastFetchedEpoch: p.lastFetchedEpoch,
+        logStartOffset: p.logStartOffset,
+        partitionMaxBytes: p.partitionMaxBytes,
+        replicaDirectoryId: ZERO_UUID,
+      });
+    }
+    const forgotten = new Map<string, FetchRequest["forgottenTopicsData"][number]>();
+    for (const f of built.forgotten) {
+      getOrCreate(forgotten, f.topic, () => ({
+        topic: f.topic,
+        topicId: ZERO_UUID,
+        partitions: [],
+      })).partitions.push(f.partition);
+    }
     const id = this.config.brokerId;
-    const res = await conn.send(
-      Apis.Fetch,
-      version,
-      {
-        clusterId: null,
-        replicaId: version >= 15 ? -1 : id,
-        // v15+ carries the replica in replica_state; v12 in replica_id (replica_state must stay default).
-        replicaState:
-          version >= 15
-            ? { replicaId: id, replicaEpoch: this.config.brokerEpoch() }
-            : { replicaId: -1, replicaEpoch: -1n },
-        maxWaitMs: this.config.maxWaitMs,
-        minBytes: this.config.minBytes,
-        maxBytes: this.config.responseMaxBytes,
-        isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
-        topics: [...byTopic.values()],
-        forgottenTopicsData: [],
-        rackId: "",
-      },
-      { timeoutMs: this.config.maxWaitMs + this.config.socketTimeoutMs },
-    );
-    if (res.errorCode !== ErrorCode.NONE) throw new Error(`Fetch failed with error code ${res.errorCode}`);
+    let res: FetchResponse;
+    this.fetchRequests++;
+    try {
+      res = await conn.send(
+        Apis.Fetch,
+        version,
+        {
+          clusterId: null,
+          replicaId: version >= 15 ? -1 : id,
+          // v15+ carries the replica in replica_state; v12 in replica_id (replica_state must stay default).
+          replicaState:
+            version >= 15
+              ? { replicaId: id, replicaEpoch: this.config.brokerEpoch() }
+              : { replicaId: -1, replicaEpoch: -1n },
+          maxWaitMs: this.config.maxWaitMs,
+          minBytes: this.config.minBytes,
+          maxBytes: this.config.responseMaxBytes,
+          isolationLevel: 0,
+          sessionId: built.sessionId,
+          sessionEpoch: built.sessionEpoch,
+          topics: [...byTopic.values()],
+          forgottenTopicsData: [...forgotten.values()],
+          rackId: "",
+        },
+        { timeoutMs: this.config.maxWaitMs + this.config.socketTimeoutMs },
+      );
+    } catch (e) {
+      this.session.handleError();
+      throw e;
+    }
+    if (!this.session.handleResponse(res)) {
+      // A session error: the next request is a full fetch, at once. Anything else backs off.
+      if (
+        res.errorCode === ErrorCode.NONE ||
+        res.errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND ||
+        res.errorCode === ErrorCode.INVALID_FETCH_SESSION_EPOCH
+      )
+        return;
+      throw new Error(`Fetch failed with error code ${res.errorCode}`);
+    }
     for (const t of res.responses) {
       for (const p of t.partitions) this.processPartition({ topic: t.topic, partition: p.partitionIndex }, p);
     }
@@ -207,6 +272,7 @@ export class ReplicaFetcherThread {
       });
     }
     const version = Math.min(4, conn.versionFor(Apis.OffsetForLeaderEpoch));
+    this.offsetForLeaderEpochRequests++;
     const res = await conn.send(Apis.OffsetForLeaderEpoch, version, {
       replicaId: this.config.brokerId,
       topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
@@ -221,20 +287,31 @@ export class ReplicaFetcherThread {
           state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
           continue;
         }
-        this.applyEpochEndOffset(tp, state, p.leaderEpoch, p.endOffset);
+        state.truncatingEpoch = this.applyEpochEndOffset(
+          tp,
+          state,
+          p.leaderEpoch,
+          p.endOffset,
+          "OffsetForLeaderEpoch",
+        );
       }
     }
   }
 
-  /** Kafka's getOffsetTruncationState for one partition, and the truncation it decides. */
+  /**
+   * Kafka's getOffsetTruncationState for one partition, and the truncation it decides; the fetch offset
+   * becomes the new log end. Returns the epoch to check next when the truncation is not complete (this
+   * log ends the leader's epoch under an older one of its own: KIP-279), else undefined.
+   */
   private applyEpochEndOffset(
     tp: TopicPartition,
     state: FetchState,
     leaderEpoch: number,
     leaderEnd: bigint,
-  ): void {
+    source: "OffsetForLeaderEpoch" | "diverging epoch",
+  ): number | undefined {
     const log = this.replicaManager.getPartition(tp)?.log;
-    if (log === undefined) return;
+    if (log === undefined) return undefined;
     const leo = log.logEndOffset;
     const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
     let target: bigint;
@@ -254,12 +331,12 @@ export class ReplicaFetcherThread {
     }
     if (target < leo) {
       this.log.info(
-        `Truncating partition ${topicPartitionKey(tp)} to offset ${target} (leader epoch ${leaderEpoch} ends at ${leaderEnd}; log end offset was ${leo})`,
+        `Truncating partition ${topicPartitionKey(tp)} to offset ${target} (${source}: leader epoch ${leaderEpoch} ends at ${leaderEnd}; log end offset was ${leo})`,
       );
       log.truncateTo(target);
     }
-    state.truncatingEpoch = next;
     state.fetchOffset = log.logEndOffset;
+    return next;
   }
 
   private processPartition(
@@ -269,6 +346,7 @@ export class ReplicaFetcherThread {
       highWatermark: bigint;
       logStartOffset: bigint;
       records: Buffer | null;
+      divergingEpoch: { epoch: number; endOffset: bigint };
     },
   ): void {
     const key = topicPartitionKey(tp);
@@ -282,8 +360,31 @@ export class ReplicaFetcherThread {
     }
     switch (p.errorCode) {
       case ErrorCode.NONE: {
+        const d = p.divergingEpoch;
+        if (d.epoch >= 0 || d.endOffset >= 0n) {
+          // Truncate now; the watermarks come with the next fetch, from the truncated log end (Kafka).
+          this.truncationsOnFetch++;
+          const before = { offset: state.fetchOffset, epoch: log.leaderEpochCache?.latestEpoch() };
+          this.applyEpochEndOffset(tp, state, d.epoch, d.endOffset, "diverging epoch");
+          const cache = log.leaderEpochCache;
+          if (state.fetchOffset === before.offset && cache !== undefined) {
+            // Nothing to truncate, yet our latest epoch is newer than the leader's answer: an epoch we led
+            // without writing a batch (its entry starts at our log end). Forget it, as a follower that never
+            // led would not have it; the next fetch then carries the epoch of our last batch.
+            if ((cache.latestEpoch() ?? -1) > d.epoch) cache.truncateFromEnd(log.logEndOffset);
+            if (cache.latestEpoch() === before.epoch) {
+              // The same fetch again would get the same answer: back off rather than spin.
+              this.log.warn(
+                `Leader ${this.leaderId} answered diverging epoch ${d.epoch} (end offset ${d.endOffset}) for ${key} at fetch offset ${state.fetchOffset}, which changes nothing here`,
+              );
+              state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
+            }
+          }
+          return;
+        }
         const records = p.records;
         if (records !== null && records.length > 0) {
+          this.fetchedBytes += records.length;
           log.appendAsFollower(records);
         }
         state.fetchOffset = log.logEndOffset;
@@ -301,6 +402,10 @@ export class ReplicaFetcherThread {
         this.log.info(
           `Fetch offset ${state.fetchOffset} of ${key} is out of range on leader ${this.leaderId}; continuing from ${log.logEndOffset}`,
         );
+        // Inside the leader's range yet out of range: the leader could not place our last fetched epoch
+        // (Kafka continues from its log end too); back off rather than spin until leadership changes.
+        if (log.logEndOffset === state.fetchOffset && log.leaderEpochCache?.latestEpoch() !== undefined)
+          state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
         state.fetchOffset = log.logEndOffset;
         return;
       }

@@ -249,8 +249,9 @@ export class ReplicaManager {
         else partition.makeFollower(state, hw);
         // A smaller ISR can move the HW at once; a lost leadership fails what waited on it.
         this.tryCompleteDelayedRequests(key);
-        // An offline replica (its log failed; the LogManager logged why) answers KAFKA_STORAGE_ERROR.
-        const errorCode = partition.isOffline ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
+        // A replica on an offline or full log dir (its log failed, cannot be written or created; the
+        // LogManager logged why) answers KAFKA_STORAGE_ERROR: the controller takes it as offline.
+        const errorCode = partition.isStorageUnavailable ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
         result.set(key, { topicPartition: tp, errorCode });
       } catch (e) {
         this.logger.error(
@@ -360,6 +361,11 @@ export class ReplicaManager {
         result: result.result,
       });
     }
+    // Fetches waiting on these partitions see the new bytes (followers at once; consumers once the HW
+    // moved) after the whole request is appended, so one response carries all of it (Kafka completes them
+    // after the appends, through its action queue).
+    for (const s of statuses)
+      if (s.result.error === "NONE") this.delayedFetchPurgatory.checkAndComplete(s.key);
     if (requiredAcks !== -1 || !statuses.some((s) => s.acksPending)) {
       return Promise.resolve(statuses.map((s) => s.result));
     }
@@ -391,8 +397,6 @@ export class ReplicaManager {
       result.baseOffset = info.firstOffset;
       result.logAppendTimeMs = info.logAppendTime;
       result.logStartOffset = info.logStartOffset;
-      // Fetches waiting on this partition see new bytes (followers at once; consumers once the HW moved).
-      this.delayedFetchPurgatory.checkAndComplete(partition.key);
       if (hwIncremented) this.delayedProducePurgatory.checkAndComplete(partition.key);
       return { result, lastOffset: info.lastOffset };
     } catch (e) {

@@ -252,6 +252,8 @@ export class LeaderEpochFileCache {
     while (n < this.epochs.length && this.epochs[n].startOffset <= startOffset) n++;
     if (n === 0) return;
     const firstBefore = this.epochs[n - 1];
+    // Already starting there: nothing to write (a load on a full disk must not need to write).
+    if (n === 1 && firstBefore.startOffset === startOffset) return;
     const updated: EpochEntry = { epoch: firstBefore.epoch, startOffset };
     const removed = this.epochs.slice(0, n);
     this.epochs = [updated, ...this.epochs.slice(n)];
