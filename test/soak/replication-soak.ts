@@ -4,9 +4,14 @@
 // 3 partitions; an idempotent confluent-kafka producer (acks=all) sends `p<partition>-<n>` (key
 // `k<partition>`) round-robin over the partitions and reports every delivery (partition, offset, value)
 // while a seeded random fault schedule runs: SIGTERM of the leader of a partition, SIGKILL of a leader,
-// SIGKILL of the controller. After each fault the victim's leadership (and, for the controller, the
-// controller role) must move, the victim is started again, every partition's ISR must be full again and
-// the producer must make progress before the next fault. Then production stops and the checks run:
+// SIGKILL of the controller, and (on a cluster started with `linkProxy: true`) a network partition of a
+// leader, or of the controller: cut off from the other brokers and from ZooKeeper
+// (test/support/link-proxy.ts) for longer than zookeeper.session.timeout.ms, while clients still reach it,
+// then healed; or a short cut of a leader (1–3 s, well within the session timeout and
+// replica.lag.time.max.ms): its session survives, nothing is elected, the followers catch up. After each fault the victim's
+// leadership (and, for the controller, the controller role) must move — as the other brokers see it — the
+// victim is started again (or healed), every partition's ISR must be full again and the producer must make
+// progress before the next fault. Then production stops and the checks run:
 //   - the producer had no fatal error and delivered everything it was given (flush left nothing);
 //   - every acknowledged value is consumed (kcat -C -e -o beginning) exactly once, at the partition and
 //     offset it was acknowledged with; no value is consumed twice;
@@ -29,6 +34,7 @@ import {
   ClusterHarness,
   formatDescribe,
   type PartitionDescription,
+  SESSION_TIMEOUT_MS,
   sleep,
 } from "../support/cluster-harness.js";
 import { Random } from "../support/random.js";
@@ -39,15 +45,37 @@ export const PARTITIONS = 3;
 /** Seconds between two produce() calls of the driver. */
 const PACE_S = 0.004;
 
-export type FaultKind = "sigterm-leader" | "sigkill-leader" | "sigkill-controller";
-export const FAULT_KINDS: readonly FaultKind[] = ["sigterm-leader", "sigkill-leader", "sigkill-controller"];
+export type FaultKind =
+  | "sigterm-leader"
+  | "sigkill-leader"
+  | "sigkill-controller"
+  | "partition-leader"
+  | "partition-controller"
+  | "blip-leader";
+export const FAULT_KINDS: readonly FaultKind[] = [
+  "sigterm-leader",
+  "sigkill-leader",
+  "sigkill-controller",
+  "partition-leader",
+  "partition-controller",
+  "blip-leader",
+];
+/** The kinds a cluster can run: a network partition needs the harness's link proxy. */
+export function faultKindsFor(c: ClusterHarness): readonly FaultKind[] {
+  return c.proxy
+    ? FAULT_KINDS
+    : FAULT_KINDS.filter((k) => !k.startsWith("partition-") && k !== "blip-leader");
+}
 
 export interface FaultRecord {
   readonly kind: FaultKind;
   readonly victim: number;
   /** The partition whose leader was chosen (undefined for the controller). */
   readonly partition?: number;
-  /** Milliseconds: until the victim's roles moved, the victim was down, until the ISRs were full again. */
+  /**
+   * Milliseconds: until the victim's roles moved, the victim was down (or cut off), until the ISRs were full
+   * again after the restart (or heal).
+   */
   readonly movedMs: number;
   readonly downMs: number;
   readonly recoveredMs: number;
@@ -85,16 +113,20 @@ export function seedFromEnv(): number {
 }
 
 /**
- * The fault kinds of a schedule: with 3 or more faults, each kind once in a random order first, then
- * random kinds.
+ * The fault kinds of a schedule: with at least as many faults as kinds, each kind once in a random order
+ * first, then random kinds.
  */
-export function planFaults(rng: Random, count: number): FaultKind[] {
+export function planFaults(
+  rng: Random,
+  count: number,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): FaultKind[] {
   const plan: FaultKind[] = [];
-  if (count >= FAULT_KINDS.length) {
-    const kinds = [...FAULT_KINDS];
-    while (kinds.length > 0) plan.push(kinds.splice(rng.int(0, kinds.length - 1), 1)[0]);
+  if (count >= kinds.length) {
+    const left = [...kinds];
+    while (left.length > 0) plan.push(left.splice(rng.int(0, left.length - 1), 1)[0]);
   }
-  while (plan.length < count) plan.push(FAULT_KINDS[rng.int(0, FAULT_KINDS.length - 1)]);
+  while (plan.length < count) plan.push(kinds[rng.int(0, kinds.length - 1)]);
   return plan;
 }
 
@@ -261,6 +293,15 @@ export async function waitFullIsr(
   );
 }
 
+/**
+ * Settings of the clusters the schedules run on: the schedule decides where leadership goes (a fault's
+ * victim is the leader it picked), so the controller's own preferred-leader rebalancing, which would move
+ * leadership under it 5 s after each controller failover, is off.
+ */
+export const FAULT_CLUSTER_OVERRIDES: Readonly<Record<string, string>> = {
+  "auto.leader.rebalance.enable": "false",
+};
+
 /** Runs one fault schedule against a running 3-broker cluster (every broker up). Throws, seed included, on failure. */
 export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptions): Promise<ScheduleResult> {
   const { seed } = options;
@@ -269,7 +310,7 @@ export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptio
   const rng = new Random(seed);
   const started = Date.now();
   const t = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
-  const plan = planFaults(rng, options.faults);
+  const plan = planFaults(rng, options.faults, faultKindsFor(c));
   log(
     `[replication-faults] seed ${seed} (repeat with FAULT_SEED=${seed}, ${plan.length} faults); topic ${topic}; faults: ${plan.join(", ")}`,
   );
@@ -301,7 +342,7 @@ export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptio
       const parts = await c.describe(topic);
       let victim: number;
       let partition: number | undefined;
-      if (kind === "sigkill-controller") {
+      if (kind === "sigkill-controller" || kind === "partition-controller") {
         victim = await c.waitForController(10_000);
       } else {
         partition = rng.int(0, PARTITIONS - 1);
@@ -311,6 +352,29 @@ export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptio
         `[replication-faults] ${t()} ${step}: broker ${victim}${partition !== undefined ? ` (leader of partition ${partition})` : " (controller)"}; acks so far ${p.acked}`,
       );
       const faultAt = Date.now();
+      if (kind === "blip-leader") {
+        const cutMs = rng.int(1000, 3000);
+        c.isolateBroker(victim);
+        await sleep(cutMs);
+        c.healBroker(victim);
+        const healedAt = Date.now();
+        await waitFullIsr(c, topic, 60_000);
+        const recoveredMs = Date.now() - healedAt;
+        await progress(`after broker ${victim}'s short cut`, 50, 30_000);
+        faults.push({ kind, victim, partition, movedMs: 0, downMs: cutMs, recoveredMs });
+        log(
+          `[replication-faults] ${t()} ${step}: cut off ${cutMs} ms, full ISR ${recoveredMs} ms after the heal`,
+        );
+        continue;
+      }
+      if (kind === "partition-leader" || kind === "partition-controller") {
+        const r = await isolateAndHeal(c, topic, victim, rng, (what, more, ms) => progress(what, more, ms));
+        faults.push({ kind, victim, partition, ...r });
+        log(
+          `[replication-faults] ${t()} ${step}: leadership moved in ${r.movedMs} ms, cut off ${r.downMs} ms, full ISR ${r.recoveredMs} ms after the heal`,
+        );
+        continue;
+      }
       const signal = kind === "sigterm-leader" ? "SIGTERM" : "SIGKILL";
       const code = await c.stopBroker(victim, signal);
       if (signal === "SIGTERM" && code !== 0)
@@ -445,12 +509,55 @@ export async function runFaultSchedule(c: ClusterHarness, options: ScheduleOptio
       ? `; acknowledged so far ${producer.acked}; delivery errors ${producer.failures.slice(0, 5).join(" | ")}; client errors ${producer.clientErrors.slice(-5).join(" | ")}`
       : "";
     const done = faults.map((f) => `${f.kind}@${f.victim}`).join(", ");
+    // The next schedule on this cluster starts with every link healed.
+    for (const i of c.isolatedIds()) c.healBroker(i);
     throw new Error(
       `[FAULT_SEED=${seed}, ${plan.length} faults] replication fault schedule failed at ${step} after ${t()} (faults done: ${done || "none"}${acked}): ${(e as Error).message}`,
     );
   } finally {
     producer?.kill();
   }
+}
+
+/**
+ * The partition-leader fault: cuts `victim` off from the other brokers and ZooKeeper while the producer
+ * still reaches it; the others must elect new leaders for its partitions (the controller too, when it was
+ * the victim: its session expires), and the producer must make progress through them. After at least the
+ * session timeout plus a random 0–2 s the links heal: the victim's new session registers it again, it
+ * becomes a follower, truncates what it appended alone, and every ISR is full again.
+ */
+async function isolateAndHeal(
+  c: ClusterHarness,
+  topic: string,
+  victim: number,
+  rng: Random,
+  progress: (what: string, more: number, ms: number) => Promise<void>,
+): Promise<Omit<FaultRecord, "kind" | "victim" | "partition">> {
+  const faultAt = Date.now();
+  const wasController = (await c.controllerId()) === victim;
+  c.isolateBroker(victim);
+  // What the rest of the cluster says: asked of the other brokers only (the victim's view is stale).
+  const others = c.brokers.map((b, i) => (i === victim ? "" : b.bootstrap)).filter((b) => b !== "");
+  if (wasController) await c.waitForController(SESSION_TIMEOUT_MS + 30_000, [victim]);
+  await c.waitForDescribe(
+    topic,
+    `no partition led by the isolated broker ${victim}`,
+    SESSION_TIMEOUT_MS + 30_000,
+    (ps) => ps.length === PARTITIONS && ps.every((q) => q.leader >= 0 && q.leader !== victim),
+    others.join(","),
+  );
+  const movedMs = Date.now() - faultAt;
+  await progress(`while broker ${victim} is cut off`, 50, 60_000);
+  const cutFor = SESSION_TIMEOUT_MS + rng.int(0, 2000);
+  await sleep(Math.max(0, faultAt + cutFor - Date.now()));
+  const downMs = Date.now() - faultAt;
+  c.healBroker(victim);
+  const healedAt = Date.now();
+  await c.waitForRegistered([victim], 30_000);
+  await waitFullIsr(c, topic, 60_000);
+  const recoveredMs = Date.now() - healedAt;
+  await progress(`after broker ${victim} was healed`, 50, 30_000);
+  return { movedMs, downMs, recoveredMs };
 }
 
 /** Undefined when equal; otherwise a description of the first differences. */
@@ -490,7 +597,12 @@ async function soak(): Promise<void> {
   try {
     for (const [k, seed] of seeds.entries()) {
       try {
-        cluster ??= await ClusterHarness.start({ brokers: 3, name: "replication-soak" });
+        cluster ??= await ClusterHarness.start({
+          brokers: 3,
+          name: "replication-soak",
+          linkProxy: true,
+          overrides: FAULT_CLUSTER_OVERRIDES,
+        });
         const r = await runFaultSchedule(cluster, { seed, faults: faultsPer, log: (l) => console.log(l) });
         results.push(r);
         console.log(`schedule ${k + 1}/${schedules} seed ${seed}: ok in ${(r.ms / 1000).toFixed(1)} s`);

@@ -10,6 +10,10 @@
 // `tributary topics --describe`, `znode(path)`/`stat(path)` run `tributary zookeeper-shell`.
 // `logTails()` gives the last lines of every broker and ZooKeeper server; `withLogTails` wraps a test
 // body so a failure prints them. Every wait is bounded.
+// With `linkProxy: true` every broker also gets a REPLICATION listener (inter.broker.listener.name), whose
+// advertised address is a LinkProxy route, and its own LinkProxy routes to ZooKeeper as zookeeper.connect;
+// clients still reach every broker directly on PLAINTEXT. `isolateBroker(i)` then cuts broker i from the
+// other brokers and from ZooKeeper (a network partition), `healBroker(i)` heals it.
 
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +31,7 @@ import {
   waitFor,
   withDeadline as withTimeout,
 } from "./broker-harness.js";
+import { LinkProxy } from "./link-proxy.js";
 import { ZooKeeperHarness } from "./zookeeper-harness.js";
 
 export { sleep, waitFor };
@@ -56,6 +61,11 @@ export interface ClusterOptions {
   readonly racks?: readonly string[];
   /** Prefix of the temporary directories. */
   readonly name?: string;
+  /**
+   * Inter-broker and ZooKeeper traffic through a LinkProxy, for isolateBroker/healBroker (the brokers get a
+   * REPLICATION listener for inter-broker traffic; `overrides` must not set listeners or zookeeper.connect).
+   */
+  readonly linkProxy?: boolean;
 }
 
 /** One partition line of `topics --describe`. */
@@ -91,21 +101,26 @@ type BrokerState = "running" | "stopped" | "suspended";
 export class ClusterHarness {
   readonly brokers: BrokerHarness[] = [];
   private readonly states: BrokerState[] = [];
+  private readonly isolated = new Set<number>();
   private closed = false;
 
   private constructor(
     readonly zk: ZooKeeperHarness,
     readonly chroot: string,
+    /** The proxy of the inter-broker and ZooKeeper links (with `linkProxy: true`). */
+    readonly proxy?: LinkProxy,
   ) {}
 
   static async start(options: ClusterOptions): Promise<ClusterHarness> {
     const n = options.brokers;
     const zk = await ZooKeeperHarness.start({ servers: options.zookeeperServers ?? 1 });
-    const cluster = new ClusterHarness(zk, options.chroot ?? "/kafka");
+    const proxy = options.linkProxy ? new LinkProxy() : undefined;
+    const cluster = new ClusterHarness(zk, options.chroot ?? "/kafka", proxy);
     try {
       const ports = new Set<number>();
-      while (ports.size < n) ports.add(await freePort());
-      const portList = [...ports];
+      while (ports.size < n * (proxy ? 2 : 1)) ports.add(await freePort());
+      const portList = [...ports].slice(0, n);
+      const linkSettings = proxy ? await cluster.proxiedLinks([...ports].slice(n)) : [];
       const rf = String(Math.min(3, n));
       const started = await Promise.allSettled(
         portList.map((port, i) =>
@@ -121,6 +136,7 @@ export class ClusterHarness {
               ...(options.racks?.[i] !== undefined ? { "broker.rack": options.racks[i] } : {}),
               ...options.overrides,
               "zookeeper.connect": cluster.zookeeperConnect,
+              ...linkSettings[i]?.(port),
               "broker.id": String(i),
             },
           }),
@@ -146,6 +162,57 @@ export class ClusterHarness {
       throw new Error(`${(e as Error).message}\n${tails}`);
     }
     return cluster;
+  }
+
+  /**
+   * The settings that put broker i's inter-broker and ZooKeeper links behind the proxy: a REPLICATION
+   * listener on `replicationPorts[i]`, advertised at the proxy's route to it, and zookeeper.connect naming
+   * broker i's own routes to every ZooKeeper server. One function per broker, of its PLAINTEXT port.
+   */
+  private async proxiedLinks(
+    replicationPorts: readonly number[],
+  ): Promise<Array<(port: number) => Record<string, string>>> {
+    const proxy = this.proxy!;
+    const zkPorts = this.zk.connectString.split(",").map((hp) => Number(hp.slice(hp.lastIndexOf(":") + 1)));
+    return Promise.all(
+      replicationPorts.map(async (q, i) => {
+        const advertised = await proxy.brokerRoute(i, q);
+        const zkRoutes = await Promise.all(zkPorts.map((zp) => proxy.zooKeeperRoute(i, zp)));
+        return (port: number) => ({
+          listeners: `PLAINTEXT://127.0.0.1:${port},REPLICATION://127.0.0.1:${q}`,
+          "advertised.listeners": `PLAINTEXT://127.0.0.1:${port},REPLICATION://127.0.0.1:${advertised}`,
+          "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT",
+          "inter.broker.listener.name": "REPLICATION",
+          "zookeeper.connect": `${zkRoutes.map((r) => `127.0.0.1:${r}`).join(",")}${this.chroot}`,
+        });
+      }),
+    );
+  }
+
+  /**
+   * Cuts broker i off from every other broker (both directions) and from ZooKeeper: open connections are
+   * dropped, new ones blackholed. Clients still reach it. Needs `linkProxy: true`.
+   */
+  isolateBroker(i: number): void {
+    if (!this.proxy) throw new Error("isolateBroker needs a cluster started with linkProxy: true");
+    this.broker(i);
+    this.proxy.isolate(
+      i,
+      this.brokers.map((_, k) => k).filter((k) => k !== i),
+    );
+    this.isolated.add(i);
+  }
+
+  /** Heals every link of broker i cut by isolateBroker. */
+  healBroker(i: number): void {
+    if (!this.proxy) throw new Error("healBroker needs a cluster started with linkProxy: true");
+    this.proxy.rejoin(i);
+    this.isolated.delete(i);
+  }
+
+  /** The brokers cut off now. */
+  isolatedIds(): number[] {
+    return [...this.isolated].sort((a, b) => a - b);
   }
 
   /** `zookeeper.connect` of the brokers: every ZooKeeper server and the chroot. */
@@ -479,7 +546,8 @@ export class ClusterHarness {
   logTails(lines = 60): string {
     const parts: string[] = [];
     for (const [i, b] of this.brokers.entries()) {
-      parts.push(`--- broker ${i} (port ${b.port}, ${this.states[i]}) stdout, last lines ---`);
+      const cut = this.isolated.has(i) ? ", isolated" : "";
+      parts.push(`--- broker ${i} (port ${b.port}, ${this.states[i]}${cut}) stdout, last lines ---`);
       parts.push(tail(b.stdout, lines));
       const err = tail(b.stderr, lines).trim();
       if (err.replace(/=== start #\d+ ===/g, "").trim() !== "") {
@@ -500,6 +568,7 @@ export class ClusterHarness {
         await b.close();
       }),
     );
+    await this.proxy?.close();
     await this.zk.close();
   }
 }
