@@ -26,6 +26,10 @@ const TOOLS: Record<string, Tool> = {
     summary: "Send stdin lines as records (kafka-console-producer.sh)",
     run: async (a) => (await import("./tools/console-producer.js")).runConsoleProducer(a),
   },
+  console: {
+    summary: "Start the web console: groups, lag over time, topics, brokers, /metrics (like Kafka-Eagle)",
+    run: async (a) => (await import("../console/console-tool.js")).runConsole(a),
+  },
   "consumer-groups": {
     summary: "List, describe, delete consumer groups or reset their offsets (kafka-consumer-groups.sh)",
     run: async (a) => (await import("./tools/consumer-groups.js")).runConsumerGroups(a),

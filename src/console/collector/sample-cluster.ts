@@ -1,0 +1,149 @@
+// Takes one sample of a cluster over the Kafka protocol: ListGroups, DescribeGroups, OffsetFetch per
+// group, Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
+// the timestamp of the record at the committed offset (one small Fetch per leader) for lag in seconds;
+// and each broker's /metrics counters when the cluster's config says where they are.
+
+import type { AdminClient } from "../../client/admin/admin-client.js";
+import { GroupAdmin, parseTpKey } from "../../client/admin/group-admin.js";
+import { readRecordTimestamps } from "../../client/admin/record-timestamps.js";
+import type { ClusterConfig } from "../console-config.js";
+import { readBrokerCounters } from "./broker-metrics.js";
+import type { ClusterSnapshot, GroupPartitionSnapshot, GroupSnapshot, PartitionOffsets } from "./snapshot.js";
+
+const tp = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+async function partitionOffsets(
+  admin: AdminClient,
+  topics: readonly string[],
+): Promise<{ offsets: PartitionOffsets[]; underReplicated: number; offline: number }> {
+  if (topics.length === 0) return { offsets: [], underReplicated: 0, offline: 0 };
+  const described = await admin.describeTopics(topics);
+  const all = described.flatMap((t) => t.partitions);
+  const underReplicated = all.filter((p) => p.isr.length < p.replicas.length).length;
+  const offline = all.filter((p) => p.leader < 0).length;
+  const refs = described.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
+  const [earliest, latest] = await Promise.all([
+    admin.listOffsets(refs.map((r) => ({ ...r, spec: "earliest" as const }))),
+    admin.listOffsets(refs.map((r) => ({ ...r, spec: "latest" as const }))),
+  ]);
+  const offsets = refs.map((r, i) => ({
+    topic: r.topic,
+    partition: r.partition,
+    startOffset: earliest[i].error ? -1 : Number(earliest[i].offset),
+    endOffset: latest[i].error ? -1 : Number(latest[i].offset),
+  }));
+  return { offsets, underReplicated, offline };
+}
+
+export async function sampleCluster(
+  config: ClusterConfig,
+  admin: AdminClient,
+  now: () => number,
+): Promise<ClusterSnapshot> {
+  const alias = config.alias;
+  const started = now();
+  const groupAdmin = new GroupAdmin(admin.cluster);
+  const [cluster, listing, topicList] = await Promise.all([
+    admin.describeCluster(),
+    groupAdmin.listGroups(),
+    admin.listTopics({ listInternal: false }),
+  ]);
+  const metricsUrl = (b: { id: number; host: string }): string | undefined =>
+    config.metricsUrls?.[b.id] ??
+    (config.metricsPort ? `http://${b.host}:${config.metricsPort}/metrics` : undefined);
+  const countersRead = Promise.all(
+    cluster.brokers.flatMap((b) => {
+      const url = metricsUrl(b);
+      return url ? [readBrokerCounters(b.id, url)] : [];
+    }),
+  );
+  const groupIds = listing.map((g) => g.groupId);
+  const descriptions = await groupAdmin.describeGroups(groupIds);
+  const committed = await Promise.all(
+    groupIds.map((g) => groupAdmin.listConsumerGroupOffsets(g).catch(() => new Map())),
+  );
+  const topicNames = new Set(topicList.map((t) => t.name));
+  for (const m of committed) for (const k of m.keys()) topicNames.add(parseTpKey(k).topic);
+  const { offsets, underReplicated, offline } = await partitionOffsets(admin, [...topicNames].sort());
+  const endOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.endOffset]));
+
+  const lagging: Array<{ topic: string; partition: number; offset: bigint }> = [];
+  const drafts = descriptions.map((d, i) => {
+    const owners = new Map<string, string>();
+    for (const m of d.members)
+      for (const a of m.assignment) owners.set(tp(a.topic, a.partition), `${m.clientId} (${m.host})`);
+    const rows = [...committed[i]].map(([key, c]) => {
+      const { topic, partition } = parseTpKey(key);
+      const committedOffset = Number(c.offset);
+      const logEndOffset = endOf.get(tp(topic, partition)) ?? -1;
+      const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - committedOffset);
+      if (lag > 0) lagging.push({ topic, partition, offset: c.offset });
+      return {
+        topic,
+        partition,
+        committedOffset,
+        logEndOffset,
+        lag,
+        owner: owners.get(tp(topic, partition)) ?? null,
+      };
+    });
+    rows.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    return { d, rows };
+  });
+
+  const unique = new Map(lagging.map((l) => [`${tp(l.topic, l.partition)}@${l.offset}`, l]));
+  const timestamps = new Map<string, bigint | null>();
+  // One Fetch per leader per distinct committed offset set: groups at the same offset share the read.
+  const byOffset = [...unique.values()];
+  for (let i = 0; i < byOffset.length; ) {
+    const batch: typeof byOffset = [];
+    const seen = new Set<string>();
+    while (i < byOffset.length && !seen.has(tp(byOffset[i].topic, byOffset[i].partition))) {
+      seen.add(tp(byOffset[i].topic, byOffset[i].partition));
+      batch.push(byOffset[i++]);
+    }
+    const read = await readRecordTimestamps(admin.cluster, batch);
+    for (const b of batch)
+      timestamps.set(`${tp(b.topic, b.partition)}@${b.offset}`, read.get(tp(b.topic, b.partition)) ?? null);
+  }
+  const brokerCounters = await countersRead;
+  const ts = now();
+
+  const groups = drafts.map(({ d, rows }): GroupSnapshot => {
+    const partitions = rows.map((r): GroupPartitionSnapshot => {
+      if (r.lag === 0) return { ...r, lagMs: 0 };
+      const at = timestamps.get(`${tp(r.topic, r.partition)}@${r.committedOffset}`);
+      return { ...r, lagMs: at == null || at < 0n ? null : Math.max(0, ts - Number(at)) };
+    });
+    const known = partitions.filter((p) => p.lagMs !== null).map((p) => p.lagMs as number);
+    return {
+      groupId: d.groupId,
+      state: d.state,
+      protocolType: d.protocolType,
+      assignor: d.partitionAssignor,
+      coordinator: d.coordinator.nodeId,
+      members: d.members.map((m) => ({
+        memberId: m.memberId,
+        clientId: m.clientId,
+        host: m.host,
+        assignment: m.assignment,
+      })),
+      partitions,
+      totalLag: partitions.reduce((s, p) => s + p.lag, 0),
+      maxLagMs: partitions.length === 0 ? 0 : known.length === 0 ? null : Math.max(...known),
+      ...(d.error ? { error: d.error.message } : {}),
+    };
+  });
+  return {
+    alias,
+    ts,
+    tookMs: ts - started,
+    brokers: cluster.brokers.length,
+    brokerIds: cluster.brokers.map((b) => b.id),
+    underReplicated,
+    offline,
+    brokerCounters,
+    groups,
+    offsets,
+  };
+}

@@ -1,0 +1,62 @@
+// `npm start`: a broker (`tributary server-start`, with any arguments given here) and the console
+// watching it, together. The broker runs as a child process (its log lines pass through); once it
+// prints the port it listens on, this prints "Broker listening on …" and starts the console in this
+// process, which prints "Console listening on http://127.0.0.1:8048/". Ctrl-C or SIGTERM stops both.
+//
+//   node --initial-old-space-size=256 dist/src/console/start-all.js [server.properties] [--override k=v]...
+//   (console settings from TRIBUTARY_CONSOLE_PORT and TRIBUTARY_CONSOLE_HISTORY when set)
+
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TRIBUTARY_NODE_OPTIONS } from "../cli/node-options.js";
+import { runConsole } from "./console-tool.js";
+
+const PORT_LINE = /Awaiting socket connections on ([0-9.]+|\[[0-9a-f:]+\]|[\w.-]+):(\d+)/;
+
+async function main(args: string[]): Promise<number> {
+  const cli = new URL("../cli/main.js", import.meta.url).href;
+  const script = `import(${JSON.stringify(cli)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
+  const broker = spawn(process.execPath, [...TRIBUTARY_NODE_OPTIONS, "-e", script, "server-start", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number>((resolve) => broker.once("exit", (code) => resolve(code ?? 1)));
+  const bootstrap = await new Promise<string | undefined>((resolve) => {
+    let seen = "";
+    let found = false;
+    broker.stdout?.setEncoding("utf8").on("data", (d: string) => {
+      process.stdout.write(d);
+      if (found) return;
+      seen += d;
+      const m = PORT_LINE.exec(seen);
+      if (!m) return;
+      found = true;
+      const host = ["0.0.0.0", "[::]", ""].includes(m[1]) ? "127.0.0.1" : m[1];
+      resolve(`${host}:${m[2]}`);
+    });
+    void exited.then(() => resolve(undefined));
+  });
+  if (bootstrap === undefined) return exited;
+  process.stdout.write(`Broker listening on PLAINTEXT://${bootstrap}\n`);
+  const forward = (signal: NodeJS.Signals) => () => {
+    if (broker.exitCode === null) broker.kill(signal);
+  };
+  process.on("SIGTERM", forward("SIGTERM"));
+  process.on("SIGINT", forward("SIGINT"));
+  // The broker stopping on its own stops the console too.
+  void exited.then(() => process.emit("SIGTERM", "SIGTERM"));
+  const consoleArgs = [
+    "--cluster",
+    `local=${bootstrap}`,
+    "--port",
+    process.env.TRIBUTARY_CONSOLE_PORT ?? "8048",
+    "--history-url",
+    process.env.TRIBUTARY_CONSOLE_HISTORY ?? `sqlite:${join(tmpdir(), "tributary-console-history.db")}`,
+  ];
+  const consoleCode = await runConsole(consoleArgs);
+  if (broker.exitCode === null) broker.kill("SIGTERM");
+  const brokerCode = await exited;
+  return consoleCode || brokerCode;
+}
+
+process.exitCode = await main(process.argv.slice(2));

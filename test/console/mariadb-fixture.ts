@@ -1,0 +1,56 @@
+// Test-only: a real MariaDB server for the history tests. Debian's mariadb-server, started as .ci/run
+// starts it when it is installed but not answering; a database and a user of the test's own, dropped
+// afterwards. When the server is not installed the MariaDB variant is skipped with that reason.
+
+import { existsSync } from "node:fs";
+import { runCommand, sleep } from "../support/broker-harness.js";
+
+export const MARIADBD = "/usr/sbin/mariadbd";
+
+export const mariadbSkip: string | false = existsSync(MARIADBD)
+  ? false
+  : `${MARIADBD} is not installed (Debian package mariadb-server; .ci/run installs and starts it)`;
+
+async function answers(): Promise<boolean> {
+  const r = await runCommand("mariadb", ["-e", "select 1"], { timeoutMs: 10_000 }).catch(() => undefined);
+  return r?.code === 0;
+}
+
+async function sql(statements: string): Promise<void> {
+  const r = await runCommand("mariadb", ["-e", statements], { timeoutMs: 20_000 });
+  if (r.code !== 0) throw new Error(`mariadb -e failed (${r.code}): ${r.stderr}`);
+}
+
+/** Starts the server if it does not answer (as root, like .ci/run), waiting at most 60 s. */
+export async function ensureMariadb(): Promise<void> {
+  if (await answers()) return;
+  await runCommand("sh", [
+    "-c",
+    `mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld && start-stop-daemon --start --oknodo --background --exec ${MARIADBD} -- --user=mysql`,
+  ]);
+  for (let i = 0; i < 60; i++) {
+    if (await answers()) return;
+    await sleep(1000);
+  }
+  throw new Error("MariaDB did not answer `mariadb -e 'select 1'` within 60 s");
+}
+
+/** A fresh database with a password user allowed on it; returns its mysql:// URL and a drop function. */
+export async function createDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const user = "tributary_test";
+  const pass = "tributary_test";
+  await sql(
+    [
+      `DROP DATABASE IF EXISTS ${name}`,
+      `CREATE DATABASE ${name}`,
+      `CREATE USER IF NOT EXISTS '${user}'@'localhost' IDENTIFIED BY '${pass}'`,
+      `CREATE USER IF NOT EXISTS '${user}'@'127.0.0.1' IDENTIFIED BY '${pass}'`,
+      `GRANT ALL ON ${name}.* TO '${user}'@'localhost'`,
+      `GRANT ALL ON ${name}.* TO '${user}'@'127.0.0.1'`,
+    ].join("; "),
+  );
+  return {
+    url: `mysql://${user}:${pass}@127.0.0.1:3306/${name}`,
+    drop: () => sql(`DROP DATABASE IF EXISTS ${name}`),
+  };
+}
