@@ -109,6 +109,8 @@ export class ZooKeeperHarness {
         clientPort: ports[i].client,
         clientPortAddress: this.host,
         maxClientCnxns: 0,
+        // A test that asks for a long session gets it (the default cap is 20 ticks = 10 s here).
+        maxSessionTimeout: 60_000,
         "admin.enableServer": "false",
       };
       if (count > 1) {
