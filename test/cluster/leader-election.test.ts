@@ -107,6 +107,11 @@ describe("leader-election tool (auto.leader.rebalance.enable=false)", () => {
         await c.stopBroker(2, "SIGKILL");
         await c.waitForDescribe("lonely", "ISR [1]", 30_000, (ps) => ps.every((p) => p.isr.join() === "1"));
         await c.stopBroker(1, "SIGKILL");
+        // The ISR may have shrunk (replica.lag.time.max.ms) before broker 2's ZooKeeper session expired: a
+        // restart before that would find its id still registered by the old session.
+        await c.waitFor("broker 2's old session gone from /brokers/ids", 30_000, async () =>
+          (await c.registeredIds()).includes(2) ? undefined : true,
+        );
         await c.startBroker(2);
         const offline = await c.waitForDescribe("lonely", "no leader (2 is not in the ISR)", 30_000, (ps) =>
           ps.every((p) => p.leader === -1),

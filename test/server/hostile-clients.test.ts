@@ -18,6 +18,7 @@ import { after, before, test } from "node:test";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { BrokerHarness } from "../support/broker-harness.js";
+import { metadataV1Frame } from "../support/raw-requests.js";
 import { WireClient } from "./wire-client.js";
 
 const POOL = 32 * 1024 * 1024;
@@ -193,16 +194,8 @@ test("a client that sends requests and never reads: the broker stops reading fro
   const s = await open();
   s.on("error", () => {});
   s.pause(); // never reads
-  // Metadata v1 requests (api 3, version 1, correlation 1, client id "x", topics null), pipelined: the
-  // responses pile up unread.
-  const frame = Buffer.alloc(4 + 15);
-  frame.writeInt32BE(15, 0);
-  frame.writeInt16BE(3, 4);
-  frame.writeInt16BE(1, 6);
-  frame.writeInt32BE(1, 8);
-  frame.writeInt16BE(1, 12);
-  frame.write("x", 14);
-  frame.writeInt32BE(-1, 15);
+  // Metadata v1 requests, pipelined: the responses pile up unread.
+  const frame = metadataV1Frame();
   const many = Buffer.concat(Array.from({ length: 20_000 }, () => frame));
   s.write(many);
   await new Promise((r) => setTimeout(r, 3000));

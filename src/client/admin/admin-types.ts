@@ -194,3 +194,14 @@ export interface ClusterDescription {
 export function throwFirstError(results: Iterable<{ error?: KafkaClientError }>): void {
   for (const r of results) if (r.error) throw r.error;
 }
+
+/** Partitions grouped by topic, in first-seen order (the shape of most Kafka requests). */
+export function groupPartitionsByTopic(partitions: readonly TopicPartitionRef[]): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  for (const p of partitions) {
+    const l = m.get(p.topic);
+    if (l) l.push(p.partition);
+    else m.set(p.topic, [p.partition]);
+  }
+  return m;
+}

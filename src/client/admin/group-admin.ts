@@ -23,7 +23,7 @@ import {
 import { Reader } from "../../protocol/primitives/reader.js";
 import { KafkaClientError } from "../errors.js";
 import type { BrokerNode, ClusterClient } from "../network/cluster-client.js";
-import type { TopicPartitionRef } from "./admin-types.js";
+import { groupPartitionsByTopic, type TopicPartitionRef } from "./admin-types.js";
 
 export interface GroupListing {
   readonly groupId: string;
@@ -111,16 +111,6 @@ function groupError(code: number, groupId: string): KafkaClientError {
   if (code === ErrorCode.GROUP_ID_NOT_FOUND)
     return KafkaClientError.of("GROUP_ID_NOT_FOUND", `Group ${groupId} not found.`);
   return new KafkaClientError(code);
-}
-
-function byTopic(partitions: readonly TopicPartitionRef[]): Map<string, number[]> {
-  const m = new Map<string, number[]>();
-  for (const p of partitions) {
-    const l = m.get(p.topic);
-    if (l) l.push(p.partition);
-    else m.set(p.topic, [p.partition]);
-  }
-  return m;
 }
 
 export class GroupAdmin {
@@ -272,7 +262,10 @@ export class GroupAdmin {
     return this.atCoordinator(groupId, "OffsetFetch", async (conn) => {
       const version = conn.versionFor(Apis.OffsetFetch, { min: partitions ? 1 : 2 });
       const topics = partitions
-        ? [...byTopic(partitions)].map(([name, partitionIndexes]) => ({ name, partitionIndexes }))
+        ? [...groupPartitionsByTopic(partitions)].map(([name, partitionIndexes]) => ({
+            name,
+            partitionIndexes,
+          }))
         : null;
       const res = await conn.send(Apis.OffsetFetch, version, {
         groupId: version < 8 ? groupId : "",
@@ -395,7 +388,7 @@ export class GroupAdmin {
         const version = conn.versionFor(Apis.OffsetDelete);
         const res = await conn.send(Apis.OffsetDelete, version, {
           groupId,
-          topics: [...byTopic(partitions)].map(([name, ps]) => ({
+          topics: [...groupPartitionsByTopic(partitions)].map(([name, ps]) => ({
             name,
             partitions: ps.map((partitionIndex) => ({ partitionIndex })),
           })),

@@ -11,7 +11,7 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import { KafkaClientError } from "../errors.js";
 import type { ClusterClient } from "../network/cluster-client.js";
-import type { TopicPartitionRef } from "./admin-types.js";
+import { groupPartitionsByTopic, type TopicPartitionRef } from "./admin-types.js";
 
 /** Kafka's ElectionType. */
 export type ElectionType = "preferred" | "unclean";
@@ -34,16 +34,6 @@ export interface ElectionResult extends TopicPartitionRef {
 
 function byTopicAndPartition(a: TopicPartitionRef, b: TopicPartitionRef): number {
   return a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1;
-}
-
-function groupByTopic(partitions: readonly TopicPartitionRef[]): Map<string, number[]> {
-  const m = new Map<string, number[]>();
-  for (const p of partitions) {
-    const l = m.get(p.topic);
-    if (l) l.push(p.partition);
-    else m.set(p.topic, [p.partition]);
-  }
-  return m;
 }
 
 export class PartitionAdmin {
@@ -73,7 +63,7 @@ export class PartitionAdmin {
           topicPartitions:
             partitions === undefined
               ? null
-              : [...groupByTopic(partitions)].map(([topic, ps]) => ({ topic, partitions: ps })),
+              : [...groupPartitionsByTopic(partitions)].map(([topic, ps]) => ({ topic, partitions: ps })),
           timeoutMs: this.timeoutMs,
         };
       },
@@ -146,7 +136,10 @@ export class PartitionAdmin {
         topics:
           partitions === undefined
             ? null
-            : [...groupByTopic(partitions)].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+            : [...groupPartitionsByTopic(partitions)].map(([name, partitionIndexes]) => ({
+                name,
+                partitionIndexes,
+              })),
       }),
       (r) => [r.errorCode],
     );
