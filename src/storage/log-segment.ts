@@ -16,6 +16,11 @@
 // return, like Kafka's FileChannel writes; a synchronous path has no per-call promise or thread-pool hop,
 // which is both simpler and faster for writes this small, and keeps the log's state changes atomic with
 // respect to the event loop.
+// Batches never checked in this process — those of a segment loaded after a clean shutdown, not recovered —
+// have their CRC checked when first read; a batch that fails is never served: the read answers
+// CORRUPT_MESSAGE (one ERROR line per bad batch naming the file, position and offsets) instead of handing
+// clients bytes that stall them (librdkafka waits at such an offset without an error). Bytes appended or
+// recovered here were checked already, so the hot path (reads of what was just appended) checks nothing.
 // A failed append (ENOSPC, EIO) is undone before its error is thrown: the .log file is cut back to its
 // size before the append and the index entries of the append are dropped, so no partial batch or index
 // entry is ever visible. When even the undo fails the error says so (code EIO): the log must go offline.
@@ -34,7 +39,9 @@ import {
   utimesSync,
   writeSync,
 } from "node:fs";
+import { Logger } from "../common/logger.js";
 import type { Time } from "../common/time.js";
+import { KafkaError } from "../protocol/errors.js";
 import {
   BATCH_LENGTH_OFFSET,
   decodeBatchRecords,
@@ -57,6 +64,7 @@ import { TimeIndex, type TimestampOffset } from "./time-index.js";
 import { TransactionIndex } from "./transaction-index.js";
 
 const INT32_MAX = 2147483647;
+const segmentLogger = new Logger("kafka.log.LogSegment");
 
 /** A batch located in a segment: its last offset, position and size (Kafka's LogOffsetPosition). */
 export interface LogOffsetPosition {
@@ -124,6 +132,14 @@ export interface LogSegmentOpenOptions {
 export class LogSegment {
   private fd: number | null;
   private _size: number;
+  /**
+   * Positions not known to hold valid batches: [verifiedEnd, appendStart) — a clean load's bytes, until a
+   * read checks them (verifiedEnd moves when that read starts at it). Appended or recovered bytes are valid.
+   */
+  private verifiedEnd = 0;
+  private appendStart: number;
+  /** Bad batches already reported (their positions), so a retrying reader does not repeat the ERROR. */
+  private readonly reportedCorrupt = new Set<number>();
   private bytesSinceLastIndexEntry = 0;
   private maxTimestampAndOffset: TimestampOffset | undefined;
   private rollingBasedTimestamp: bigint | undefined;
@@ -146,6 +162,7 @@ export class LogSegment {
     const exists = existsSync(_logFile);
     this.fd = openSync(_logFile, exists ? "r+" : "w+");
     this._size = exists ? fstatSync(this.fd).size : 0;
+    this.appendStart = this._size;
     if (!exists && options.preallocateTo !== undefined && options.preallocateTo > 0) {
       ftruncateSync(this.fd, options.preallocateTo);
     }
@@ -411,9 +428,30 @@ export class LogSegment {
         const last = buf.readBigInt64BE(end) + BigInt(buf.readInt32BE(end + LAST_OFFSET_DELTA_OFFSET));
         if (last >= maxOffset) break;
       }
+      const position = start.position + end;
+      if (position >= this.verifiedEnd && position < this.appendStart) {
+        if (!isRecordBatchCrcValid(buf, end)) {
+          // The valid batches before it are served; a read that starts at it fails.
+          if (end > 0) break;
+          this.corruptBatch(buf, end, position);
+        }
+        if (position === this.verifiedEnd) this.verifiedEnd = position + size;
+      }
       end += size;
     }
     return { records: buf.subarray(0, end), firstEntryIncomplete: false, ...meta };
+  }
+
+  /** A batch read for the first time fails its CRC: CORRUPT_MESSAGE for the read, one ERROR line. */
+  private corruptBatch(buf: Buffer, at: number, position: number): never {
+    const base = buf.readBigInt64BE(at);
+    const last = base + BigInt(buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET));
+    const message = `Record batch ${base}..${last} at position ${position} of ${this._logFile} is corrupt (CRC mismatch); it is not served`;
+    if (!this.reportedCorrupt.has(position)) {
+      this.reportedCorrupt.add(position);
+      segmentLogger.error(message);
+    }
+    throw new KafkaError("CORRUPT_MESSAGE", message);
   }
 
   /** The offset after the last batch (Kafka's readNextOffset), by scanning from the last index entry. */
@@ -515,6 +553,9 @@ export class LogSegment {
     const bytesTruncated = fileSize - validBytes;
     if (bytesTruncated > 0) ftruncateSync(this.logFd, validBytes);
     this._size = validBytes;
+    // Every batch kept was checked.
+    this.verifiedEnd = validBytes;
+    this.appendStart = validBytes;
     this.maxTimestampAndOffset = maxTs;
     this.offsetIndex.trimToValidSize();
     this.timeIndex.maybeAppend(maxTs.timestamp, maxTs.offset, true);
@@ -571,6 +612,8 @@ export class LogSegment {
       bytesTruncated = this._size - mapping.position;
       ftruncateSync(this.logFd, mapping.position);
       this._size = mapping.position;
+      this.verifiedEnd = Math.min(this.verifiedEnd, this._size);
+      this.appendStart = Math.min(this.appendStart, this._size);
     }
     if (this._size === 0) {
       this.created = this.time.milliseconds();
