@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 
 import type { CommandResult } from "../support/broker-harness.js";
 import { ClusterHarness, type PartitionDescription, withLogTails } from "../support/cluster-harness.js";
+import { waitUnregistered } from "../support/failover-steps.js";
 
 function lines(s: string): string[] {
   return s.split("\n").filter((l) => l !== "");
@@ -109,9 +110,7 @@ describe("leader-election tool (auto.leader.rebalance.enable=false)", () => {
         await c.stopBroker(1, "SIGKILL");
         // The ISR may have shrunk (replica.lag.time.max.ms) before broker 2's ZooKeeper session expired: a
         // restart before that would find its id still registered by the old session.
-        await c.waitFor("broker 2's old session gone from /brokers/ids", 30_000, async () =>
-          (await c.registeredIds()).includes(2) ? undefined : true,
-        );
+        await waitUnregistered(c, 2, 30_000);
         await c.startBroker(2);
         const offline = await c.waitForDescribe("lonely", "no leader (2 is not in the ISR)", 30_000, (ps) =>
           ps.every((p) => p.leader === -1),

@@ -34,6 +34,7 @@ import { after, afterEach, before, test } from "node:test";
 import { sleep, startCommand } from "../support/broker-harness.js";
 import { ClusterHarness } from "../support/cluster-harness.js";
 import {
+  createAssignedTopic,
   epochCheckpoint,
   hwCheckpoint,
   killUntilExpired,
@@ -72,11 +73,7 @@ after(async () => {
 });
 
 async function createTopic(topic: string, replicas: readonly number[], configs: Record<string, string>) {
-  const c = cluster!;
-  const args = ["--create", "--topic", topic, "--replica-assignment", replicas.join(":")];
-  for (const [k, v] of Object.entries(configs)) args.push("--config", `${k}=${v}`);
-  await c.topics(args);
-  await waitForPartition(c, topic, 0, replicas[0], replicas);
+  await createAssignedTopic(cluster!, topic, replicas, configs);
 }
 
 /** Both replicas hold the same batches (offsets, epochs, CRCs) and records; returns the records. */

@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 
 import { runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, formatDescribe, withLogTails } from "../support/cluster-harness.js";
+import { createAssignedTopic, twoNonControllers } from "../support/failover-steps.js";
 
 const KCAT = "/usr/bin/kcat";
 const TOPIC = "diverge";
@@ -38,18 +39,8 @@ test("diverging replicas converge by leader epoch, not by high watermark", async
     () => cluster,
     async () => {
       const c = cluster!;
-      const controller = await c.waitForController();
-      const [a, b] = [0, 1, 2].filter((i) => i !== controller);
-      await c.topics([
-        "--create",
-        "--topic",
-        TOPIC,
-        "--replica-assignment",
-        `${a}:${b}`,
-        "--config",
-        "unclean.leader.election.enable=true",
-      ]);
-      await c.waitForDescribe(TOPIC, "full ISR", 20_000, (ps) => ps[0]?.isr.length === 2);
+      const [a, b] = await twoNonControllers(c);
+      await createAssignedTopic(c, TOPIC, [a, b], { "unclean.leader.election.enable": "true" });
       await produce(c.bootstrap(), "m1", "all"); // on both replicas
 
       // b fails; a alone takes m2 (its high watermark covers it: a is the whole ISR).

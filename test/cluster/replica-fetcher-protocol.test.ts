@@ -13,6 +13,7 @@ import { getFetcherId } from "../../src/server/replication/fetcher-id.js";
 import { parseExposition } from "../server/metrics/exposition-parser.js";
 import { runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, formatDescribe, withLogTails } from "../support/cluster-harness.js";
+import { createAssignedTopic, twoNonControllers } from "../support/failover-steps.js";
 
 const KCAT = "/usr/bin/kcat";
 const SPREAD = "spread";
@@ -123,18 +124,8 @@ test("a diverged follower truncates on the Fetch response's DivergingEpoch, with
     () => cluster,
     async () => {
       const c = cluster!;
-      const controller = await c.waitForController();
-      const [a, b] = [0, 1, 2].filter((i) => i !== controller);
-      await c.topics([
-        "--create",
-        "--topic",
-        DIVERGE,
-        "--replica-assignment",
-        `${a}:${b}`,
-        "--config",
-        "unclean.leader.election.enable=true",
-      ]);
-      await c.waitForDescribe(DIVERGE, "full ISR", 20_000, (ps) => ps[0]?.isr.length === 2);
+      const [a, b] = await twoNonControllers(c);
+      await createAssignedTopic(c, DIVERGE, [a, b], { "unclean.leader.election.enable": "true" });
       await produce(c.bootstrap(), DIVERGE, 0, ["m1"], "all");
       // b fails; a alone takes m2; a fails; b returns first, is elected uncleanly and takes m3 at offset 1.
       await c.stopBroker(b, "SIGKILL");

@@ -21,7 +21,7 @@ import type { HistoryStore } from "../../src/console/history/history-store.js";
 import { CURRENT_VERSION, MIGRATIONS, VERSION_TABLE } from "../../src/console/history/migrations.js";
 import { openHistory } from "../../src/console/history/open-history.js";
 import { BrokerHarness, waitFor } from "../support/broker-harness.js";
-import { createDatabase, ensureMariadb, mariadbSkip } from "./mariadb-fixture.js";
+import { createDatabase, ensureMariadb, mariadbSkip, stopMariadbIfStarted } from "./mariadb-fixture.js";
 
 const TOPIC = "events";
 const GROUP = "reporting";
@@ -219,6 +219,7 @@ describe("MariaDB history", { skip: mariadbSkip }, () => {
   });
   after(async () => {
     await drop?.();
+    await stopMariadbIfStarted();
   });
 });
 

@@ -1,6 +1,6 @@
 // Test-only: a real MariaDB server for the history tests. Debian's mariadb-server, started as .ci/run
-// starts it when it is installed but not answering; a database and a user of the test's own, dropped
-// afterwards. When the server is not installed the MariaDB variant is skipped with that reason.
+// starts it when it is installed but not answering (and stops it afterwards when it was the one to start
+// it: a test stops what it starts); a database and a user of the test's own, dropped afterwards. When the server is not installed the MariaDB variant is skipped with that reason.
 
 import { existsSync } from "node:fs";
 import { runCommand, sleep } from "../support/broker-harness.js";
@@ -21,9 +21,12 @@ async function sql(statements: string): Promise<void> {
   if (r.code !== 0) throw new Error(`mariadb -e failed (${r.code}): ${r.stderr}`);
 }
 
+let startedHere = false;
+
 /** Starts the server if it does not answer (as root, like .ci/run), waiting at most 60 s. */
 export async function ensureMariadb(): Promise<void> {
   if (await answers()) return;
+  startedHere = true;
   await runCommand("sh", [
     "-c",
     `mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld && start-stop-daemon --start --oknodo --background --exec ${MARIADBD} -- --user=mysql`,
@@ -33,6 +36,15 @@ export async function ensureMariadb(): Promise<void> {
     await sleep(1000);
   }
   throw new Error("MariaDB did not answer `mariadb -e 'select 1'` within 60 s");
+}
+
+/** Stops the server if ensureMariadb started it (a server that was already running is left alone). */
+export async function stopMariadbIfStarted(): Promise<void> {
+  if (!startedHere) return;
+  startedHere = false;
+  await runCommand("start-stop-daemon", ["--stop", "--oknodo", "--retry", "30", "--exec", MARIADBD], {
+    timeoutMs: 40_000,
+  });
 }
 
 /** A fresh database with a password user allowed on it; returns its mysql:// URL and a drop function. */

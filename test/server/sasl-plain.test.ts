@@ -66,9 +66,7 @@ before(async () => {
       "ssl.keystore.location": f("keystore.pem"),
     },
   });
-  const ports = [...broker.output.matchAll(/Awaiting socket connections on 127\.0\.0\.1:(\d+)\./g)].map((m) =>
-    Number(m[1]),
-  );
+  const ports = broker.listenerPorts();
   assert.equal(ports.length, 3, broker.output);
   [, saslPort, saslSslPort] = ports;
 });

@@ -135,9 +135,7 @@ before(async () => {
       "listener.name.mtls.ssl.truststore.location": f("ca.pem"),
     },
   });
-  const ports = [...broker.output.matchAll(/Awaiting socket connections on 127\.0\.0\.1:(\d+)\./g)].map((m) =>
-    Number(m[1]),
-  );
+  const ports = broker.listenerPorts();
   assert.equal(ports.length, 3, broker.output);
   [, sslPort, mtlsPort] = ports;
   assert.equal(ports[0], broker.port);

@@ -162,6 +162,12 @@ export class BrokerHarness {
     return `--- broker stdout ---\n${this.stdout.slice(-8000)}\n--- broker stderr ---\n${this.stderr.slice(-8000)}`;
   }
 
+  /** The port of every listener of the current run, in the order of `listeners` (the broker binds them so). */
+  listenerPorts(): number[] {
+    const run = this.stdout.slice(this.stdout.lastIndexOf("=== start #"));
+    return [...run.matchAll(new RegExp(PORT_LINE.source, "g"))].map((m) => Number(m[2]));
+  }
+
   private async launch(): Promise<void> {
     const settings: Record<string, string> = {
       "log.dirs": this.logDir,

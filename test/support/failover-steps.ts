@@ -119,6 +119,22 @@ export function waitForPartition(
     });
 }
 
+/**
+ * A one-partition topic on exactly `replicas` (the first the preferred leader) with topic `configs`, once
+ * its state znode shows that leader and every replica in the ISR.
+ */
+export async function createAssignedTopic(
+  c: ClusterHarness,
+  topic: string,
+  replicas: readonly number[],
+  configs: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const args = ["--create", "--topic", topic, "--replica-assignment", replicas.join(":")];
+  for (const [k, v] of Object.entries(configs)) args.push("--config", `${k}=${v}`);
+  await c.topics(args);
+  await waitForPartition(c, topic, 0, replicas[0], replicas);
+}
+
 /** Two brokers of the cluster other than the controller: [first, second]. */
 export async function twoNonControllers(c: ClusterHarness): Promise<[number, number]> {
   const controller = await c.waitForController();

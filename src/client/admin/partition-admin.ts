@@ -36,6 +36,18 @@ function byTopicAndPartition(a: TopicPartitionRef, b: TopicPartitionRef): number
   return a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1;
 }
 
+/** One partition's outcome: just its name when the error code is NONE, else with the error. */
+function partitionOutcome(
+  topic: string,
+  partition: number,
+  errorCode: number,
+  errorMessage: string | null,
+): TopicPartitionRef & { readonly error?: KafkaClientError } {
+  return errorCode === ErrorCode.NONE
+    ? { topic, partition }
+    : { topic, partition, error: new KafkaClientError(errorCode, errorMessage) };
+}
+
 export class PartitionAdmin {
   constructor(
     readonly cluster: ClusterClient,
@@ -73,19 +85,11 @@ export class PartitionAdmin {
       ],
     );
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaClientError(res.errorCode);
-    const out: ElectionResult[] = [];
-    for (const t of res.replicaElectionResults)
-      for (const p of t.partitionResult)
-        out.push(
-          p.errorCode === ErrorCode.NONE
-            ? { topic: t.topic, partition: p.partitionId }
-            : {
-                topic: t.topic,
-                partition: p.partitionId,
-                error: new KafkaClientError(p.errorCode, p.errorMessage),
-              },
-        );
-    return out.sort(byTopicAndPartition);
+    return res.replicaElectionResults
+      .flatMap((t): ElectionResult[] =>
+        t.partitionResult.map((p) => partitionOutcome(t.topic, p.partitionId, p.errorCode, p.errorMessage)),
+      )
+      .sort(byTopicAndPartition);
   }
 
   /**
@@ -110,19 +114,11 @@ export class PartitionAdmin {
       (r) => [r.errorCode],
     );
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaClientError(res.errorCode, res.errorMessage);
-    const out: ReassignmentResult[] = [];
-    for (const t of res.responses)
-      for (const p of t.partitions)
-        out.push(
-          p.errorCode === ErrorCode.NONE
-            ? { topic: t.name, partition: p.partitionIndex }
-            : {
-                topic: t.name,
-                partition: p.partitionIndex,
-                error: new KafkaClientError(p.errorCode, p.errorMessage),
-              },
-        );
-    return out.sort(byTopicAndPartition);
+    return res.responses
+      .flatMap((t): ReassignmentResult[] =>
+        t.partitions.map((p) => partitionOutcome(t.name, p.partitionIndex, p.errorCode, p.errorMessage)),
+      )
+      .sort(byTopicAndPartition);
   }
 
   /** ListPartitionReassignments: those in progress (of `partitions`, or all). Sorted by topic and partition. */

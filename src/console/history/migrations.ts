@@ -10,6 +10,9 @@ export interface Migration {
 }
 
 const text = (d: Dialect, n: number): string => (d === "mysql" ? `VARCHAR(${n})` : "TEXT");
+/** An auto-numbered primary key: rows read back newest first by it. */
+const autoId = (d: Dialect): string =>
+  d === "mysql" ? "BIGINT AUTO_INCREMENT PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT";
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -43,7 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     statements: (d) => [
       `CREATE TABLE audit_log (
-        id ${d === "mysql" ? "BIGINT AUTO_INCREMENT PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"},
+        id ${autoId(d)},
         ts BIGINT NOT NULL,
         username ${text(d, 64)} NOT NULL,
         cluster ${text(d, 128)} NOT NULL,
@@ -59,7 +62,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     statements: (d) => [
       `CREATE TABLE alert_events (
-        id ${d === "mysql" ? "BIGINT AUTO_INCREMENT PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"},
+        id ${autoId(d)},
         ts BIGINT NOT NULL,
         rule ${text(d, 128)} NOT NULL,
         type ${text(d, 32)} NOT NULL,

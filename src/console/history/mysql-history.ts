@@ -3,37 +3,23 @@
 // (a socketPath=… query parameter connects over a Unix socket). Numbers come back as JS numbers.
 
 import { createPool, type Pool } from "mariadb";
-import type {
-  AlertEventRow,
-  AuditEntry,
-  BrokerPoint,
-  HistoryStore,
-  LagPoint,
-  Sample,
-  TopicPoint,
-} from "./history-store.js";
+import type { Sample } from "./history-store.js";
 import {
-  ALERT_EVENTS_QUERY,
-  AUDIT_QUERY,
-  BROKER_SAMPLES_QUERY,
-  GROUP_LAG_QUERY,
-  INSERT_ALERT_EVENT,
-  INSERT_AUDIT,
   INSERT_BROKER_SAMPLE,
   INSERT_GROUP_SAMPLE,
   INSERT_TOPIC_SAMPLE,
   MIGRATIONS,
-  PARTITION_LAG_QUERY,
-  TOPIC_SIZES_QUERY,
   VERSION_TABLE,
 } from "./migrations.js";
+import { SqlHistory } from "./sql-history.js";
 
-export class MysqlHistory implements HistoryStore {
+export class MysqlHistory extends SqlHistory {
   readonly kind = "mysql";
   readonly description: string;
   private readonly pool: Pool;
 
   constructor(url: string) {
+    super();
     const u = new URL(url);
     const socketPath = u.searchParams.get("socketPath") ?? undefined;
     this.description = `mysql://${u.host}${u.pathname}`;
@@ -117,129 +103,13 @@ export class MysqlHistory implements HistoryStore {
     }
   }
 
-  async groupLag(cluster: string, group: string, sinceTs: number): Promise<LagPoint[]> {
-    const rows = (await this.pool.query(GROUP_LAG_QUERY, [cluster, group, sinceTs])) as Array<{
-      ts: number;
-      lag: number;
-      lag_ms: number | null;
-      known: number;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      lag: Number(r.lag),
-      lagMs: Number(r.known) > 0 ? Number(r.lag_ms) : null,
-    }));
+  protected async rows(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    return (await this.pool.query(sql, [...params])) as Record<string, unknown>[];
   }
 
-  async partitionLag(
-    cluster: string,
-    group: string,
-    topic: string,
-    partition: number,
-    sinceTs: number,
-  ): Promise<LagPoint[]> {
-    const rows = (await this.pool.query(PARTITION_LAG_QUERY, [
-      cluster,
-      group,
-      topic,
-      partition,
-      sinceTs,
-    ])) as Array<{ ts: number; lag: number; lag_ms: number | null }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      lag: Number(r.lag),
-      lagMs: r.lag_ms === null ? null : Number(r.lag_ms),
-    }));
-  }
-
-  async topicSizes(cluster: string, topic: string, sinceTs: number): Promise<TopicPoint[]> {
-    const rows = (await this.pool.query(TOPIC_SIZES_QUERY, [cluster, topic, sinceTs])) as Array<{
-      ts: number;
-      log_size: number;
-      end_offset_sum: number;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      logSize: Number(r.log_size),
-      endOffsetSum: Number(r.end_offset_sum),
-    }));
-  }
-
-  async audit(e: AuditEntry): Promise<void> {
-    await this.pool.query(INSERT_AUDIT, [e.ts, e.user, e.cluster, e.action, e.target, e.details, e.outcome]);
-  }
-
-  async auditLog(limit: number): Promise<AuditEntry[]> {
-    const rows = (await this.pool.query(AUDIT_QUERY, [limit])) as Array<{
-      ts: number;
-      username: string;
-      cluster: string;
-      action: string;
-      target: string;
-      details: string;
-      outcome: string;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      user: r.username,
-      cluster: r.cluster,
-      action: r.action,
-      target: r.target,
-      details: r.details,
-      outcome: r.outcome,
-    }));
-  }
-
-  async alertEvent(e: AlertEventRow): Promise<void> {
-    await this.pool.query(INSERT_ALERT_EVENT, [
-      e.ts,
-      e.rule,
-      e.type,
-      e.cluster,
-      e.subject,
-      e.state,
-      e.value,
-      e.threshold,
-      e.message,
-      e.delivery,
-    ]);
-  }
-
-  async alertEvents(limit: number): Promise<AlertEventRow[]> {
-    const rows = (await this.pool.query(ALERT_EVENTS_QUERY, [limit])) as AlertEventRow[];
-    return rows.map((r) => ({
-      ...r,
-      ts: Number(r.ts),
-      value: Number(r.value),
-      threshold: Number(r.threshold),
-    }));
-  }
-
-  async brokerSamples(cluster: string, sinceTs: number): Promise<BrokerPoint[]> {
-    const rows = (await this.pool.query(BROKER_SAMPLES_QUERY, [cluster, sinceTs])) as Array<{
-      ts: number;
-      broker_id: number;
-      messages_in: number | null;
-      bytes_in: number | null;
-      bytes_out: number | null;
-      requests: number | null;
-    }>;
-    const n = (v: number | null): number | null => (v === null ? null : Number(v));
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      brokerId: Number(r.broker_id),
-      messagesIn: n(r.messages_in),
-      bytesIn: n(r.bytes_in),
-      bytesOut: n(r.bytes_out),
-      requests: n(r.requests),
-    }));
-  }
-
-  async purge(beforeTs: number): Promise<number> {
-    const a = await this.pool.query("DELETE FROM group_partition_samples WHERE ts < ?", [beforeTs]);
-    const b = await this.pool.query("DELETE FROM topic_samples WHERE ts < ?", [beforeTs]);
-    const c = await this.pool.query("DELETE FROM broker_samples WHERE ts < ?", [beforeTs]);
-    return Number(a.affectedRows) + Number(b.affectedRows) + Number(c.affectedRows);
+  protected async execute(sql: string, params: readonly unknown[]): Promise<number> {
+    const r = await this.pool.query(sql, [...params]);
+    return Number(r.affectedRows);
   }
 
   async close(): Promise<void> {

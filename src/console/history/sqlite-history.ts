@@ -3,38 +3,22 @@
 // event loop is held for well under a millisecond per group.
 
 import Database from "better-sqlite3";
-import type {
-  AlertEventRow,
-  AuditEntry,
-  BrokerPoint,
-  GroupPartitionSample,
-  HistoryStore,
-  LagPoint,
-  Sample,
-  TopicPoint,
-  TopicSample,
-} from "./history-store.js";
+import type { GroupPartitionSample, Sample, TopicSample } from "./history-store.js";
 import {
-  ALERT_EVENTS_QUERY,
-  AUDIT_QUERY,
-  BROKER_SAMPLES_QUERY,
-  GROUP_LAG_QUERY,
-  INSERT_ALERT_EVENT,
-  INSERT_AUDIT,
   INSERT_BROKER_SAMPLE,
   INSERT_GROUP_SAMPLE,
   INSERT_TOPIC_SAMPLE,
   MIGRATIONS,
-  PARTITION_LAG_QUERY,
-  TOPIC_SIZES_QUERY,
   VERSION_TABLE,
 } from "./migrations.js";
+import { SqlHistory } from "./sql-history.js";
 
-export class SqliteHistory implements HistoryStore {
+export class SqliteHistory extends SqlHistory {
   readonly kind = "sqlite";
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
+    super();
     this.db = new Database(file);
     if (file !== ":memory:") this.db.pragma("journal_mode = WAL");
   }
@@ -88,120 +72,12 @@ export class SqliteHistory implements HistoryStore {
     })();
   }
 
-  async groupLag(cluster: string, group: string, sinceTs: number): Promise<LagPoint[]> {
-    const rows = this.db.prepare(GROUP_LAG_QUERY).all(cluster, group, sinceTs) as Array<{
-      ts: number;
-      lag: number;
-      lag_ms: number | null;
-      known: number;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      lag: Number(r.lag),
-      lagMs: r.known > 0 ? Number(r.lag_ms) : null,
-    }));
+  protected async rows(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    return this.db.prepare(sql).all(...params) as Record<string, unknown>[];
   }
 
-  async partitionLag(
-    cluster: string,
-    group: string,
-    topic: string,
-    partition: number,
-    sinceTs: number,
-  ): Promise<LagPoint[]> {
-    const rows = this.db
-      .prepare(PARTITION_LAG_QUERY)
-      .all(cluster, group, topic, partition, sinceTs) as Array<{
-      ts: number;
-      lag: number;
-      lag_ms: number | null;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      lag: Number(r.lag),
-      lagMs: r.lag_ms === null ? null : Number(r.lag_ms),
-    }));
-  }
-
-  async topicSizes(cluster: string, topic: string, sinceTs: number): Promise<TopicPoint[]> {
-    const rows = this.db.prepare(TOPIC_SIZES_QUERY).all(cluster, topic, sinceTs) as Array<{
-      ts: number;
-      log_size: number;
-      end_offset_sum: number;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      logSize: Number(r.log_size),
-      endOffsetSum: Number(r.end_offset_sum),
-    }));
-  }
-
-  async audit(e: AuditEntry): Promise<void> {
-    this.db.prepare(INSERT_AUDIT).run(e.ts, e.user, e.cluster, e.action, e.target, e.details, e.outcome);
-  }
-
-  async auditLog(limit: number): Promise<AuditEntry[]> {
-    const rows = this.db.prepare(AUDIT_QUERY).all(limit) as Array<{
-      ts: number;
-      username: string;
-      cluster: string;
-      action: string;
-      target: string;
-      details: string;
-      outcome: string;
-    }>;
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      user: r.username,
-      cluster: r.cluster,
-      action: r.action,
-      target: r.target,
-      details: r.details,
-      outcome: r.outcome,
-    }));
-  }
-
-  async alertEvent(e: AlertEventRow): Promise<void> {
-    this.db
-      .prepare(INSERT_ALERT_EVENT)
-      .run(e.ts, e.rule, e.type, e.cluster, e.subject, e.state, e.value, e.threshold, e.message, e.delivery);
-  }
-
-  async alertEvents(limit: number): Promise<AlertEventRow[]> {
-    const rows = this.db.prepare(ALERT_EVENTS_QUERY).all(limit) as AlertEventRow[];
-    return rows.map((r) => ({
-      ...r,
-      ts: Number(r.ts),
-      value: Number(r.value),
-      threshold: Number(r.threshold),
-    }));
-  }
-
-  async brokerSamples(cluster: string, sinceTs: number): Promise<BrokerPoint[]> {
-    const rows = this.db.prepare(BROKER_SAMPLES_QUERY).all(cluster, sinceTs) as Array<{
-      ts: number;
-      broker_id: number;
-      messages_in: number | null;
-      bytes_in: number | null;
-      bytes_out: number | null;
-      requests: number | null;
-    }>;
-    const n = (v: number | null): number | null => (v === null ? null : Number(v));
-    return rows.map((r) => ({
-      ts: Number(r.ts),
-      brokerId: Number(r.broker_id),
-      messagesIn: n(r.messages_in),
-      bytesIn: n(r.bytes_in),
-      bytesOut: n(r.bytes_out),
-      requests: n(r.requests),
-    }));
-  }
-
-  async purge(beforeTs: number): Promise<number> {
-    const a = this.db.prepare("DELETE FROM group_partition_samples WHERE ts < ?").run(beforeTs).changes;
-    const b = this.db.prepare("DELETE FROM topic_samples WHERE ts < ?").run(beforeTs).changes;
-    const c = this.db.prepare("DELETE FROM broker_samples WHERE ts < ?").run(beforeTs).changes;
-    return a + b + c;
+  protected async execute(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.db.prepare(sql).run(...params).changes;
   }
 
   async close(): Promise<void> {
