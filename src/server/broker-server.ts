@@ -35,6 +35,7 @@ import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
 import { releaseSpaceReservesOfFullDirs } from "../storage/log-dir-space.js";
 import { LogManager } from "../storage/log-manager.js";
+import { AuthHelper } from "./auth-helper.js";
 import type { BrokerServices } from "./broker-services.js";
 import { KafkaController } from "./controller/kafka-controller.js";
 import { ControllerRequests } from "./controller-requests.js";
@@ -69,6 +70,7 @@ import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js"
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
+import { AclAuthorizer, parseSuperUsers } from "./security/authorizer/acl-authorizer.js";
 import { SocketServer } from "./socket-server.js";
 
 export interface KafkaServerOptions {
@@ -96,6 +98,7 @@ export class KafkaServer {
   readonly memoryPool = new MemoryPool();
   private _advertised: EndPoint[] = [];
   private store: MetadataStore | undefined;
+  private authorizer: AclAuthorizer | undefined;
   private zkClient: KafkaZkClient | undefined;
   private controller: KafkaController | undefined;
   /** The czxid of this broker's registration znode (Kafka's broker epoch); -1 before it registers. */
@@ -449,6 +452,16 @@ export class KafkaServer {
         alterPartitionManager.onFollowerFetch(p, replicaId);
       alterPartitionManager.startup();
 
+      // The ACL authorizer (authorizer.class.name): its cache is loaded before any request is served.
+      if ((config.getString("authorizer.class.name") ?? "") !== "") {
+        const authorizer = new AclAuthorizer(store, {
+          superUsers: parseSuperUsers(config.getString("super.users") ?? ""),
+          allowEveryoneIfNoAclFound: config.getBoolean("allow.everyone.if.no.acl.found"),
+        });
+        await authorizer.start();
+        this.authorizer = authorizer;
+      }
+
       const services: BrokerServices = {
         brokerId: config.brokerId,
         config,
@@ -464,6 +477,7 @@ export class KafkaServer {
         addPartitionsToTxnManager,
         controller,
         controllerRequests,
+        auth: new AuthHelper(this.authorizer),
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
@@ -750,6 +764,7 @@ export class KafkaServer {
     if (controller !== undefined) await step("shutting down the controller", () => controller.shutdown());
     const cache = this.metadataCache;
     if (cache !== undefined) await step("closing the metadata cache", () => cache.close());
+    this.authorizer?.close();
     const store = this.store;
     if (store !== undefined) await step("closing the metadata store", () => store.close());
     if (this._logManager !== undefined)

@@ -4,6 +4,7 @@
 import type { Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import type { LogManager } from "../storage/log-manager.js";
+import type { AuthHelper } from "./auth-helper.js";
 import type { KafkaController } from "./controller/kafka-controller.js";
 import type { ControllerRequests } from "./controller-requests.js";
 import type { GroupCoordinator } from "./coordinator/group/group-coordinator.js";
@@ -39,4 +40,6 @@ export interface BrokerServices {
   readonly controller: KafkaController;
   /** LeaderAndIsr / UpdateMetadata / StopReplica from the controller. */
   readonly controllerRequests: ControllerRequests;
+  /** Authorization checks (the ACL authorizer when `authorizer.class.name` is set; else all allowed). */
+  readonly auth: AuthHelper;
 }

@@ -31,8 +31,10 @@ import {
 } from "../storage/log-config.js";
 import type { LogManagerConfig } from "../storage/log-manager.js";
 import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
+import { AUTHORIZER_CLASS_NAMES } from "./security/authorizer/acl-authorizer.js";
 import { SaslConfigError, saslListenerConfig } from "./security/sasl-config.js";
 import type { SaslListenerConfig } from "./security/sasl-server-authenticator.js";
+import { SslPrincipalMapper, SslPrincipalMapperError } from "./security/ssl-principal-mapper.js";
 
 /** A bad configuration value or file; the message is one line. */
 export class ConfigException extends Error {
@@ -225,6 +227,9 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   "quota.window.num": int(11, 1),
   "quota.window.size.seconds": int(1, 1),
   "authorizer.class.name": str(""),
+  // AclAuthorizer's own settings (server/security/authorizer/): "User:a;User:b", and the answer without ACLs.
+  "super.users": str(""),
+  "allow.everyone.if.no.acl.found": bool(false),
   "metric.reporters": list(""),
   "metrics.num.samples": int(2, 1),
   "metrics.sample.window.ms": long(30000, 1),
@@ -506,7 +511,15 @@ export class KafkaConfig {
       if (e.securityProtocol === "SSL" || e.securityProtocol === "SASL_SSL")
         this.sslOptionsFor(e.listenerName);
       if (e.securityProtocol.startsWith("SASL_")) this.saslConfigFor(e.listenerName);
+      if (e.securityProtocol === "SSL") this.sslPrincipalMapperFor(e.listenerName);
     }
+    const authorizer = this.getString("authorizer.class.name") ?? "";
+    if (authorizer !== "" && !AUTHORIZER_CLASS_NAMES.includes(authorizer))
+      throw ConfigException.invalid(
+        "authorizer.class.name",
+        authorizer,
+        `empty (no authorizer) or one of ${AUTHORIZER_CLASS_NAMES.join(", ")}`,
+      );
     const seenPorts = new Set<number>();
     for (const e of this.listeners) {
       if (e.port !== 0 && seenPorts.has(e.port)) {
@@ -680,6 +693,19 @@ export class KafkaConfig {
       return serverSslOptions(get);
     } catch (e) {
       if (e instanceof SslConfigError) throw new ConfigException(e.message);
+      throw e;
+    }
+  }
+
+  /** An SSL listener's ssl.principal.mapping.rules (its listener-prefixed value first). */
+  sslPrincipalMapperFor(listenerName: string): SslPrincipalMapper {
+    const key = `listener.name.${listenerName.toLowerCase()}.ssl.principal.mapping.rules`;
+    const value = this.originals.get(key) ?? this.getString("ssl.principal.mapping.rules") ?? "DEFAULT";
+    try {
+      return SslPrincipalMapper.fromRules(value);
+    } catch (e) {
+      if (e instanceof SslPrincipalMapperError)
+        throw ConfigException.invalid("ssl.principal.mapping.rules", value, e.message);
       throw e;
     }
   }

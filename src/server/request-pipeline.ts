@@ -38,6 +38,8 @@ export interface ConnectionInfo {
   readonly securityProtocol: string;
   readonly connectionId: string;
   readonly clientAddress: string;
+  /** Who the connection is (KafkaPrincipal): User:ANONYMOUS until SASL or a client certificate says. */
+  principal: string;
 }
 
 export type RequestOutcome =
@@ -218,6 +220,7 @@ export class RequestPipeline {
       securityProtocol: conn.securityProtocol,
       connectionId: conn.connectionId,
       clientAddress: conn.clientAddress,
+      principal: conn.principal,
       receivedNs,
       allocateResponseBuffer: this.memoryPool && this.allocator(this.memoryPool, held),
     };

@@ -38,7 +38,7 @@
 
 import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { createServer as createTlsServer } from "node:tls";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import { trimAllocator } from "../common/allocator-tuning.js";
 import { Logger } from "../common/logger.js";
 import type { MemoryPool } from "../common/memory-pool.js";
@@ -49,7 +49,9 @@ import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
 import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
+import { ANONYMOUS_PRINCIPAL, sslPrincipal } from "./security/kafka-principal.js";
 import { type SaslListenerConfig, SaslServerAuthenticator } from "./security/sasl-server-authenticator.js";
+import type { SslPrincipalMapper } from "./security/ssl-principal-mapper.js";
 
 /** Requests read but not yet processed on one connection before reading stops. */
 export const MAX_QUEUED_REQUESTS = 64;
@@ -76,6 +78,8 @@ export interface SocketServerConfig {
   sslOptionsFor?(listenerName: string): SslOptions;
   /** The mechanisms of a SASL listener (KafkaConfig.saslConfigFor). */
   saslConfigFor?(listenerName: string): SaslListenerConfig;
+  /** An SSL listener's ssl.principal.mapping.rules (KafkaConfig.sslPrincipalMapperFor). */
+  sslPrincipalMapperFor?(listenerName: string): SslPrincipalMapper;
   /** sasl.server.max.receive.size: the largest frame read before a SASL connection authenticated. */
   readonly saslServerMaxReceiveSize?: number;
 }
@@ -306,13 +310,31 @@ export class SocketServer {
     if (endpoint.securityProtocol.startsWith("SASL_")) {
       const sasl = this.saslConfig(endpoint.listenerName);
       const inner = this.processor;
-      authenticator = new SaslServerAuthenticator(sasl, (c, f, r) => inner.process(c, f, r));
-      const auth = authenticator;
+      const auth = new SaslServerAuthenticator(sasl, (c, f, r) => {
+        // Authenticated: the connection's principal is the SASL user's (KafkaPrincipal).
+        if (auth.principal !== undefined) c.principal = auth.principal;
+        return inner.process(c, f, r);
+      });
+      authenticator = auth;
       processor = {
         process: (c, f, r) => auth.process(c, f, r),
         responseSent: inner.responseSent ? (o, ns) => inner.responseSent!(o, ns) : undefined,
       };
       maxFrameBytes = Math.min(maxFrameBytes, this.config.saslServerMaxReceiveSize ?? 524288);
+    }
+    // An SSL listener's principal is the client certificate's (ssl.principal.mapping.rules).
+    let principal = ANONYMOUS_PRINCIPAL;
+    if (endpoint.securityProtocol === "SSL" && this.config.sslPrincipalMapperFor !== undefined) {
+      try {
+        principal = sslPrincipal(
+          socket as TLSSocket,
+          this.config.sslPrincipalMapperFor(endpoint.listenerName),
+        );
+      } catch (e) {
+        this.logger.info(`Closing connection from ${socket.remoteAddress}: ${(e as Error).message}`);
+        socket.destroy();
+        return;
+      }
     }
     const conn = new KafkaConnection(
       socket,
@@ -324,6 +346,7 @@ export class SocketServer {
       this.logger,
       maxFrameBytes,
       authenticator,
+      principal,
     );
     this.connections.add(conn);
     socket.once("close", () => this.connections.delete(conn));
@@ -427,6 +450,7 @@ export class KafkaConnection implements PoolWaiter {
     maxFrameBytes: number = server.config.socketRequestMaxBytes,
     /** A SASL connection's authenticator: the frame limit is lifted once it completes. */
     private readonly authenticator?: SaslServerAuthenticator,
+    principal: string = ANONYMOUS_PRINCIPAL,
   ) {
     const local = `${socket.localAddress ?? ""}:${socket.localPort ?? ""}`;
     const remote = `${socket.remoteAddress ?? ""}:${socket.remotePort ?? ""}`;
@@ -435,6 +459,7 @@ export class KafkaConnection implements PoolWaiter {
       securityProtocol: endpoint.securityProtocol,
       connectionId: `${local}-${remote}-${index}`,
       clientAddress: remote,
+      principal,
     };
     this.reader = new FrameReader(maxFrameBytes, server.memoryPool);
     this.lastActiveNs = time.nanoseconds();

@@ -37,6 +37,7 @@ import {
   RECORDS_COUNT_OFFSET,
   TRANSACTIONAL_FLAG_MASK,
 } from "../../protocol/records/index.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type Handler, type HandlerRegistration, NO_RESPONSE } from "../handler.js";
 import type { ProduceEntry, ProducePartitionResult } from "../replication/replica-manager.js";
@@ -134,9 +135,24 @@ export function produceHandler(services: BrokerServices): HandlerRegistration {
         recordErrors: [],
       });
     };
+    // Authorization (KafkaApis): a transactional producer needs WRITE on its transactional id (else every
+    // partition is refused); each topic needs WRITE.
+    const auth = services.auth;
+    const txnId = request.transactionalId;
+    if (txnId !== null) auth.requireTransactionalId(ctx, Operation.WRITE, txnId);
+    const writable = auth.filterAuthorized(
+      ctx,
+      Operation.WRITE,
+      ResourceType.TOPIC,
+      request.topicData.map((t) => t.name),
+    );
     for (const t of request.topicData) {
       const badName = invalidTopicNameReason(t.name);
       for (const p of t.partitionData) {
+        if (!writable.has(t.name)) {
+          fail(t.name, p.index, "TOPIC_AUTHORIZATION_FAILED", "Topic authorization failed.");
+          continue;
+        }
         if (badName !== undefined) {
           fail(t.name, p.index, "INVALID_TOPIC_EXCEPTION", badName);
           continue;

@@ -30,6 +30,7 @@ import {
   RECORD_BATCH_OVERHEAD,
 } from "../../protocol/records/index.js";
 import type { FetchIsolation } from "../../storage/unified-log.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 import type { FetchPartitionData, FetchPartitionInfo } from "../replication/delayed-fetch.js";
@@ -110,6 +111,18 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
     // epoch shows a diverged log (DivergingEpoch) or cannot be placed (OFFSET_OUT_OF_RANGE).
     const cached = context.partitions;
     const fetchOnlyFromLeader = replicaId !== DEBUGGING_REPLICA_ID;
+    // Authorization (KafkaApis): a replica's fetch needs CLUSTER_ACTION, a consumer's READ on each topic;
+    // refused partitions are answered TOPIC_AUTHORIZATION_FAILED.
+    const auth = services.auth;
+    const followerAllowed = !isFromFollower || auth.authorizeCluster(ctx, Operation.CLUSTER_ACTION);
+    const readable = isFromFollower
+      ? undefined
+      : auth.filterAuthorized(
+          ctx,
+          Operation.READ,
+          ResourceType.TOPIC,
+          cached.map((c) => c.topic).filter((t) => t !== ""),
+        );
     const toRead: FetchPartitionInfo[] = [];
     const readIndex: number[] = new Array(cached.length).fill(-1);
     const settled: Array<FetchPartitionData | undefined> = new Array(cached.length);
@@ -117,6 +130,14 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
     for (let i = 0; i < cached.length; i++) {
       const c = cached[i];
       if (c.topic === "") continue;
+      if (!followerAllowed || (readable !== undefined && !readable.has(c.topic))) {
+        settled[i] = errorData(
+          { topic: c.topic, partition: c.partition },
+          ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        );
+        anySettled = true;
+        continue;
+      }
       if (c.lastFetchedEpoch >= 0) {
         const topicPartition = { topic: c.topic, partition: c.partition };
         settled[i] = answerFromLastFetchedEpoch(

@@ -15,6 +15,7 @@ import {
   type ListOffsetsResponse,
 } from "../../protocol/generated/messages/ListOffsetsResponse.js";
 import type { FetchIsolation } from "../../storage/unified-log.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -40,6 +41,13 @@ export function listOffsetsHandler(services: BrokerServices): HandlerRegistratio
         for (const p of t.partitions)
           seen.set(`${t.name}-${p.partitionIndex}`, (seen.get(`${t.name}-${p.partitionIndex}`) ?? 0) + 1);
     }
+    // Authorization (KafkaApis): DESCRIBE on each topic, else TOPIC_AUTHORIZATION_FAILED.
+    const describable = services.auth.filterAuthorized(
+      ctx,
+      Operation.DESCRIBE,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
     for (const t of request.topics) {
       const topic = {
         ...defaultListOffsetsTopicResponse(),
@@ -50,6 +58,10 @@ export function listOffsetsHandler(services: BrokerServices): HandlerRegistratio
         const out = defaultListOffsetsPartitionResponse();
         out.partitionIndex = p.partitionIndex;
         topic.partitions.push(out);
+        if (!describable.has(t.name)) {
+          out.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+          continue;
+        }
         if ((seen.get(`${t.name}-${p.partitionIndex}`) ?? 0) > 1) {
           out.errorCode = ErrorCode.INVALID_REQUEST;
           continue;

@@ -21,6 +21,7 @@ import {
   type MetadataResponsePartition,
   type MetadataResponseTopic,
 } from "../../protocol/generated/messages/MetadataResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
@@ -29,6 +30,7 @@ import type { MetadataCache } from "../metadata/metadata-cache.js";
 import { isValidTopicName } from "../metadata/topic-validation.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
+import { CLUSTER_NAME } from "../security/authorizer/acl-binding.js";
 
 /** The alive brokers as seen on `listenerName` (brokers without that listener are left out). */
 export function brokersOnListener(cache: MetadataCache, listenerName: string): MetadataResponseBroker[] {
@@ -106,8 +108,24 @@ export function metadataHandler(services: BrokerServices): HandlerRegistration {
       const listener = ctx.listenerName;
       const all = request.topics === null || (version === 0 && request.topics.length === 0);
       const topics: MetadataResponseTopic[] = [];
+      // Authorization (KafkaApis): DESCRIBE on a topic to see it — all topics: the others are left out;
+      // topics asked for: TOPIC_AUTHORIZATION_FAILED; auto-creating one needs CREATE (cluster or topic).
+      const auth = services.auth;
+      const unauthorized = (name: string | null, topicId = ZERO_UUID): MetadataResponseTopic => ({
+        ...defaultMetadataResponseTopic(),
+        errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        name,
+        topicId,
+      });
+      let clusterCreate: boolean | undefined;
+      const mayCreate = (name: string): boolean => {
+        clusterCreate ??= auth.authorizeCluster(ctx, Operation.CREATE, false);
+        return clusterCreate || auth.authorize(ctx, Operation.CREATE, ResourceType.TOPIC, name);
+      };
       if (all) {
-        for (const name of cache.topicNames()) topics.push(topicResponse(cache, name, listener, version));
+        for (const name of cache.topicNames())
+          if (auth.authorize(ctx, Operation.DESCRIBE, ResourceType.TOPIC, name, false))
+            topics.push(topicResponse(cache, name, listener, version));
       } else {
         const allowAuto =
           (version < 4 || request.allowAutoTopicCreation) && services.topicAdmin.autoCreateTopicsEnable;
@@ -124,11 +142,15 @@ export function metadataHandler(services: BrokerServices): HandlerRegistration {
                 name: null,
                 topicId: t.topicId,
               });
-            } else slots.push(topicResponse(cache, name, listener, version));
+            } else if (!auth.authorize(ctx, Operation.DESCRIBE, ResourceType.TOPIC, name))
+              slots.push(unauthorized(null, t.topicId));
+            else slots.push(topicResponse(cache, name, listener, version));
             continue;
           }
           const name = t.name ?? "";
-          if (!isValidTopicName(name)) {
+          if (!auth.authorize(ctx, Operation.DESCRIBE, ResourceType.TOPIC, name)) {
+            slots.push(unauthorized(name));
+          } else if (!isValidTopicName(name)) {
             slots.push({
               ...defaultMetadataResponseTopic(),
               errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -136,6 +158,8 @@ export function metadataHandler(services: BrokerServices): HandlerRegistration {
             });
           } else if (cache.hasTopic(name)) {
             slots.push(topicResponse(cache, name, listener, version));
+          } else if (allowAuto && !mayCreate(name)) {
+            slots.push(unauthorized(name));
           } else if (allowAuto) {
             toCreate.push(name);
             slots.push(name);
@@ -164,18 +188,21 @@ export function metadataHandler(services: BrokerServices): HandlerRegistration {
         }
       }
       // Authorized operations (KIP-430): the topics' from v8, the cluster's in v8–10 (when asked).
-      const topicOps = authorizedOperations(
-        "topic",
-        version >= 8 && request.includeTopicAuthorizedOperations,
-      );
+      const includeTopicOps = version >= 8 && request.includeTopicAuthorizedOperations;
+      const topicOps = (t: MetadataResponseTopic): number =>
+        t.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED
+          ? authorizedOperations("topic", false)
+          : auth.authorizedOperations(ctx, "topic", t.name ?? "", includeTopicOps);
       return {
         ...defaultMetadataResponse(),
         brokers: brokersOnListener(cache, listener),
         clusterId: cache.clusterId,
         controllerId: cache.controllerId,
-        topics: topics.map((t) => ({ ...t, topicAuthorizedOperations: topicOps })),
-        clusterAuthorizedOperations: authorizedOperations(
+        topics: topics.map((t) => ({ ...t, topicAuthorizedOperations: topicOps(t) })),
+        clusterAuthorizedOperations: auth.authorizedOperations(
+          ctx,
           "cluster",
+          CLUSTER_NAME,
           version >= 8 && version <= 10 && request.includeClusterAuthorizedOperations,
         ),
       };

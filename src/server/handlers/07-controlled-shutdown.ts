@@ -7,6 +7,7 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { ControlledShutdownRequest } from "../../protocol/generated/messages/ControlledShutdownRequest.js";
 import type { ControlledShutdownResponse } from "../../protocol/generated/messages/ControlledShutdownResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -17,9 +18,10 @@ export function controlledShutdownHandler(services: BrokerServices): HandlerRegi
     // v0 has no broker epoch and a different header; Kafka 3.x clients of this API (brokers) send v3.
     minVersion: 1,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: ControlledShutdownRequest,
     ): Promise<ControlledShutdownResponse> => {
+      services.auth.requireCluster(ctx, Operation.CLUSTER_ACTION); // from brokers only
       const controller = services.controller;
       if (!controller.isActive) return { errorCode: ErrorCode.NOT_CONTROLLER, remainingPartitions: [] };
       const r = await controller.controlledShutdown(request.brokerId, request.brokerEpoch);

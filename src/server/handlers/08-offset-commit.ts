@@ -14,6 +14,7 @@ import {
   defaultOffsetCommitResponseTopic,
   type OffsetCommitResponse,
 } from "../../protocol/generated/messages/OffsetCommitResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type CommittedOffset, offsetKey } from "../coordinator/group/group-metadata.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -25,10 +26,29 @@ export function offsetCommitHandler(services: BrokerServices): HandlerRegistrati
     const retention = v >= 2 && v <= 4 ? request.retentionTimeMs : -1n;
     const offsets = new Map<string, CommittedOffset>();
     const codes = new Map<string, number>();
+    // Authorization (KafkaApis): READ on the group (else every partition GROUP_AUTHORIZATION_FAILED),
+    // READ on each topic (else TOPIC_AUTHORIZATION_FAILED).
+    const auth = services.auth;
+    const groupAllowed = auth.authorize(ctx, Operation.READ, ResourceType.GROUP, request.groupId);
+    const readable = groupAllowed
+      ? auth.filterAuthorized(
+          ctx,
+          Operation.READ,
+          ResourceType.TOPIC,
+          request.topics.map((t) => t.name),
+        )
+      : new Set<string>();
     for (const t of request.topics) {
       const known = services.metadata.hasTopic(t.name);
       for (const p of t.partitions) {
         const k = offsetKey(t.name, p.partitionIndex);
+        if (!groupAllowed || !readable.has(t.name)) {
+          codes.set(
+            k,
+            groupAllowed ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.GROUP_AUTHORIZATION_FAILED,
+          );
+          continue;
+        }
         if (
           !known ||
           p.partitionIndex < 0 ||
@@ -47,13 +67,15 @@ export function offsetCommitHandler(services: BrokerServices): HandlerRegistrati
         });
       }
     }
-    const results = await services.groupCoordinator.commitOffsets(
-      request.groupId,
-      v >= 1 ? request.memberId : "",
-      v >= 7 ? request.groupInstanceId : null,
-      v >= 1 ? request.generationIdOrMemberEpoch : -1,
-      offsets,
-    );
+    const results = !groupAllowed
+      ? new Map<string, number>()
+      : await services.groupCoordinator.commitOffsets(
+          request.groupId,
+          v >= 1 ? request.memberId : "",
+          v >= 7 ? request.groupInstanceId : null,
+          v >= 1 ? request.generationIdOrMemberEpoch : -1,
+          offsets,
+        );
     for (const [k, c] of results) codes.set(k, c);
     const response = defaultOffsetCommitResponse();
     for (const t of request.topics) {

@@ -16,6 +16,7 @@ import {
   defaultOffsetFetchResponseTopics,
   type OffsetFetchResponse,
 } from "../../protocol/generated/messages/OffsetFetchResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { OffsetFetchPartition } from "../coordinator/group/group-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -34,8 +35,53 @@ function byTopic(partitions: readonly OffsetFetchPartition[]): Map<string, Offse
 }
 
 export function offsetFetchHandler(services: BrokerServices): HandlerRegistration {
-  const coordinator = services.groupCoordinator;
+  const groupCoordinator = services.groupCoordinator;
   const handle: Handler<OffsetFetchRequest, OffsetFetchResponse> = async (ctx, request) => {
+    // Authorization (KafkaApis): DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) and on each topic
+    // (asked for: TOPIC_AUTHORIZATION_FAILED; all of the group's: the others left out).
+    const auth = services.auth;
+    const coordinator = {
+      fetchOffsets(
+        ...args: Parameters<typeof groupCoordinator.fetchOffsets>
+      ): ReturnType<typeof groupCoordinator.fetchOffsets> {
+        const [groupId, wanted, member, stable] = args;
+        if (!auth.authorize(ctx, Operation.DESCRIBE, ResourceType.GROUP, groupId))
+          return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, partitions: [] };
+        if (wanted === null) {
+          const r = groupCoordinator.fetchOffsets(groupId, null, member, stable);
+          const ok = auth.filterAuthorized(
+            ctx,
+            Operation.DESCRIBE,
+            ResourceType.TOPIC,
+            r.partitions.map((p) => p.topic),
+            false,
+          );
+          return { ...r, partitions: r.partitions.filter((p) => ok.has(p.topic)) };
+        }
+        const ok = auth.filterAuthorized(
+          ctx,
+          Operation.DESCRIBE,
+          ResourceType.TOPIC,
+          wanted.map((p) => p.topic),
+        );
+        const r = groupCoordinator.fetchOffsets(
+          groupId,
+          wanted.filter((p) => ok.has(p.topic)),
+          member,
+          stable,
+        );
+        const refused = wanted
+          .filter((p) => !ok.has(p.topic))
+          .map((p) => ({
+            ...p,
+            offset: -1n,
+            leaderEpoch: -1,
+            metadata: "",
+            errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+          }));
+        return { ...r, partitions: [...r.partitions, ...refused] };
+      },
+    };
     const v = ctx.apiVersion;
     const response = defaultOffsetFetchResponse();
     if (v >= 8) {

@@ -14,6 +14,7 @@ import {
   defaultFindCoordinatorResponse,
   type FindCoordinatorResponse,
 } from "../../protocol/generated/messages/FindCoordinatorResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { GROUP_METADATA_TOPIC_NAME } from "../coordinator/group/group-metadata-manager.js";
 import { TRANSACTION_STATE_TOPIC_NAME } from "../coordinator/transaction/transaction-coordinator.js";
@@ -39,6 +40,18 @@ export function findCoordinatorHandler(services: BrokerServices): HandlerRegistr
     if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE)
       return failed(ErrorCode.INVALID_REQUEST, `Unknown coordinator type ${keyType}`);
     const isTxn = keyType === TRANSACTION_KEY_TYPE;
+    // Authorization (KafkaApis): DESCRIBE on the group / transactional id.
+    if (
+      !services.auth.authorize(
+        ctx,
+        Operation.DESCRIBE,
+        isTxn ? ResourceType.TRANSACTIONAL_ID : ResourceType.GROUP,
+        key,
+      )
+    )
+      return isTxn
+        ? failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
+        : failed(ErrorCode.GROUP_AUTHORIZATION_FAILED, `Not authorized to access group: ${key}`);
     if (key === "")
       return failed(
         ErrorCode.INVALID_REQUEST,

@@ -10,12 +10,14 @@ import {
   defaultJoinGroupResponse,
   type JoinGroupResponse,
 } from "../../protocol/generated/messages/JoinGroupResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 import { clientHostOf } from "./group-request-support.js";
 
 export function joinGroupHandler(services: BrokerServices): HandlerRegistration {
   const handle: Handler<JoinGroupRequest, JoinGroupResponse> = async (ctx, request) => {
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId); // KafkaApis: READ on the group
     const v = ctx.apiVersion;
     const r = await services.groupCoordinator.joinGroup({
       groupId: request.groupId,

@@ -10,11 +10,13 @@ import {
   defaultMemberResponse,
   type LeaveGroupResponse,
 } from "../../protocol/generated/messages/LeaveGroupResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function leaveGroupHandler(services: BrokerServices): HandlerRegistration {
   const handle: Handler<LeaveGroupRequest, LeaveGroupResponse> = async (ctx, request) => {
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId); // KafkaApis: READ on the group
     const v = ctx.apiVersion;
     const leaving =
       v >= 3

@@ -7,11 +7,13 @@ import {
   defaultSyncGroupResponse,
   type SyncGroupResponse,
 } from "../../protocol/generated/messages/SyncGroupResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function syncGroupHandler(services: BrokerServices): HandlerRegistration {
   const handle: Handler<SyncGroupRequest, SyncGroupResponse> = async (ctx, request) => {
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId); // KafkaApis: READ on the group
     const v = ctx.apiVersion;
     const r = await services.groupCoordinator.syncGroup({
       groupId: request.groupId,

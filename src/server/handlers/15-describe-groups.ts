@@ -3,6 +3,7 @@
 // unknown group is described as Dead with no error. Authorized operations (v3+, when asked): every
 // operation a group supports (no authorizer yet).
 
+import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { DescribeGroupsRequest } from "../../protocol/generated/messages/DescribeGroupsRequest.js";
 import {
@@ -11,14 +12,17 @@ import {
   defaultDescribedGroupMember,
   defaultDescribeGroupsResponse,
 } from "../../protocol/generated/messages/DescribeGroupsResponse.js";
-import { authorizedOperations } from "../authorized-operations.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function describeGroupsHandler(services: BrokerServices): HandlerRegistration {
-  const handle: Handler<DescribeGroupsRequest, DescribeGroupsResponse> = async (_ctx, request) => ({
+  const handle: Handler<DescribeGroupsRequest, DescribeGroupsResponse> = async (ctx, request) => ({
     ...defaultDescribeGroupsResponse(),
     groups: request.groups.map((groupId) => {
+      // KafkaApis: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED for it.
+      if (!services.auth.authorize(ctx, Operation.DESCRIBE, ResourceType.GROUP, groupId))
+        return { ...defaultDescribedGroup(), groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
       const s = services.groupCoordinator.describeGroup(groupId);
       return {
         ...defaultDescribedGroup(),
@@ -27,7 +31,12 @@ export function describeGroupsHandler(services: BrokerServices): HandlerRegistra
         groupState: s.state,
         protocolType: s.protocolType,
         protocolData: s.protocol,
-        authorizedOperations: authorizedOperations("group", request.includeAuthorizedOperations),
+        authorizedOperations: services.auth.authorizedOperations(
+          ctx,
+          "group",
+          groupId,
+          request.includeAuthorizedOperations,
+        ),
         members: s.members.map((m) => ({
           ...defaultDescribedGroupMember(),
           memberId: m.memberId,

@@ -9,6 +9,7 @@ import {
   defaultListGroupsResponse,
   type ListGroupsResponse,
 } from "../../protocol/generated/messages/ListGroupsResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -19,10 +20,16 @@ export function listGroupsHandler(services: BrokerServices): HandlerRegistration
       v >= 4 ? request.statesFilter : [],
       v >= 5 ? request.typesFilter : [],
     );
+    // KafkaApis: every group with DESCRIBE on the cluster, else those with DESCRIBE on the group.
+    const auth = services.auth;
+    const all = auth.authorizeCluster(ctx, Operation.DESCRIBE, false);
+    const listed = r.groups.filter(
+      (g) => all || auth.authorize(ctx, Operation.DESCRIBE, ResourceType.GROUP, g.groupId, false),
+    );
     return {
       ...defaultListGroupsResponse(),
       errorCode: r.errorCode,
-      groups: r.groups.map((g) => ({
+      groups: listed.map((g) => ({
         ...defaultListedGroup(),
         groupId: g.groupId,
         protocolType: g.protocolType,

@@ -15,8 +15,10 @@ import {
   defaultCreatableTopicResult,
   defaultCreateTopicsResponse,
 } from "../../protocol/generated/messages/CreateTopicsResponse.js";
+import { Operation, ResourceType, topicAuthorizationFailed, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
+import type { CreateTopicResult } from "../metadata/topic-admin.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
 
@@ -39,7 +41,10 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
           })),
         };
       }
-      const results = await services.topicAdmin.createTopics(
+      // KafkaApis: CREATE on the cluster, else CREATE on each topic (TOPIC_AUTHORIZATION_FAILED).
+      const auth = services.auth;
+      const clusterCreate = auth.authorizeCluster(ctx, Operation.CREATE, false);
+      const results = await withAuthorized(
         request.topics.map((t) => ({
           name: t.name,
           numPartitions: t.numPartitions,
@@ -47,7 +52,20 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
           assignments: t.assignments,
           configs: t.configs,
         })),
-        { validateOnly: v >= 1 && request.validateOnly, timeoutMs: request.timeoutMs },
+        (t) => clusterCreate || auth.authorize(ctx, Operation.CREATE, ResourceType.TOPIC, t.name),
+        (topics) =>
+          services.topicAdmin.createTopics(topics, {
+            validateOnly: v >= 1 && request.validateOnly,
+            timeoutMs: request.timeoutMs,
+          }),
+        (t): CreateTopicResult => ({
+          name: t.name,
+          topicId: ZERO_UUID,
+          error: topicAuthorizationFailed(),
+          numPartitions: -1,
+          replicationFactor: -1,
+          configs: [],
+        }),
       );
       return {
         ...defaultCreateTopicsResponse(),

@@ -10,9 +10,10 @@ import {
   defaultDeletableTopicResult,
   defaultDeleteTopicsResponse,
 } from "../../protocol/generated/messages/DeleteTopicsResponse.js";
+import { Operation, ResourceType, topicAuthorizationFailed, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
-import type { DeleteTopicTarget } from "../metadata/topic-admin.js";
+import type { DeleteTopicResult, DeleteTopicTarget } from "../metadata/topic-admin.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
 
@@ -28,7 +29,18 @@ export function deleteTopicsHandler(services: BrokerServices): HandlerRegistrati
     maxVersion: 6,
     handle: async (ctx: RequestContext, request: DeleteTopicsRequest): Promise<DeleteTopicsResponse> => {
       const v = ctx.apiVersion;
-      const results = await services.topicAdmin.deleteTopics(targetsOf(request, v), request.timeoutMs);
+      // KafkaApis: DELETE on each topic (named or by id), else TOPIC_AUTHORIZATION_FAILED.
+      const results = await withAuthorized(
+        targetsOf(request, v),
+        (t) => {
+          const name = t.name !== null && t.name !== "" ? t.name : services.metadata.topicName(t.topicId);
+          return (
+            name === undefined || services.auth.authorize(ctx, Operation.DELETE, ResourceType.TOPIC, name)
+          );
+        },
+        (targets) => services.topicAdmin.deleteTopics(targets, request.timeoutMs),
+        (t): DeleteTopicResult => ({ ...t, error: topicAuthorizationFailed() }),
+      );
       return {
         ...defaultDeleteTopicsResponse(),
         responses: results.map((r) => ({

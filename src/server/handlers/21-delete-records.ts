@@ -12,13 +12,21 @@ import {
   defaultDeleteRecordsResponse,
   defaultDeleteRecordsTopicResult,
 } from "../../protocol/generated/messages/DeleteRecordsResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 import { invalidTopicNameReason } from "./00-produce.js";
 
 export function deleteRecordsHandler(services: BrokerServices): HandlerRegistration {
-  const handle: Handler<DeleteRecordsRequest, DeleteRecordsResponse> = async (_ctx, request) => {
+  const handle: Handler<DeleteRecordsRequest, DeleteRecordsResponse> = async (ctx, request) => {
     const rm = services.replicaManager;
+    // KafkaApis: DELETE on each topic, else TOPIC_AUTHORIZATION_FAILED.
+    const deletable = services.auth.filterAuthorized(
+      ctx,
+      Operation.DELETE,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
     const response = defaultDeleteRecordsResponse();
     for (const t of request.topics) {
       const topic = {
@@ -26,14 +34,16 @@ export function deleteRecordsHandler(services: BrokerServices): HandlerRegistrat
         name: t.name,
         partitions: [] as DeleteRecordsPartitionResult[],
       };
-      const results = invalidTopicNameReason(t.name)
-        ? t.partitions.map(() => ({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }))
-        : rm.deleteRecords(
-            t.partitions.map((p) => ({
-              topicPartition: { topic: t.name, partition: p.partitionIndex },
-              offset: p.offset,
-            })),
-          );
+      const results = !deletable.has(t.name)
+        ? t.partitions.map(() => ({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, lowWatermark: -1n }))
+        : invalidTopicNameReason(t.name)
+          ? t.partitions.map(() => ({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }))
+          : rm.deleteRecords(
+              t.partitions.map((p) => ({
+                topicPartition: { topic: t.name, partition: p.partitionIndex },
+                offset: p.offset,
+              })),
+            );
       t.partitions.forEach((p, i) => {
         const out = defaultDeleteRecordsPartitionResult();
         out.partitionIndex = p.partitionIndex;

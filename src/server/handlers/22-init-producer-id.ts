@@ -16,6 +16,7 @@ import {
   defaultInitProducerIdResponse,
   type InitProducerIdResponse,
 } from "../../protocol/generated/messages/InitProducerIdResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { producerFencedCompat } from "../coordinator/transaction/transaction-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -30,6 +31,17 @@ export function initProducerIdHandler(services: BrokerServices): HandlerRegistra
     const noEpoch = request.producerEpoch === -1;
     if (noId !== noEpoch) return errorResponse(ErrorCode.INVALID_REQUEST);
     const txnId = request.transactionalId;
+    // KafkaApis: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
+    // cluster or WRITE on some topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
+    const auth = services.auth;
+    if (txnId !== null && !auth.authorize(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, txnId))
+      return errorResponse(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    if (
+      txnId === null &&
+      !auth.authorizeCluster(ctx, Operation.IDEMPOTENT_WRITE, false) &&
+      !auth.authorizeByResourceType(ctx, Operation.WRITE, ResourceType.TOPIC)
+    )
+      return errorResponse(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     if (txnId === null) {
       try {
         const producerId = await services.producerIdManager.generateProducerId();

@@ -4,7 +4,7 @@
 // epoch (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer). Followers use it to find where
 // their log diverges (KIP-101/279); consumers to detect log truncation (KIP-320).
 
-import { KafkaError } from "../../protocol/errors.js";
+import { ErrorCode, KafkaError } from "../../protocol/errors.js";
 import type { OffsetForLeaderEpochRequest } from "../../protocol/generated/messages/OffsetForLeaderEpochRequest.js";
 import {
   defaultEpochEndOffset,
@@ -13,6 +13,7 @@ import {
   type EpochEndOffset,
   type OffsetForLeaderEpochResponse,
 } from "../../protocol/generated/messages/OffsetForLeaderEpochResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -24,6 +25,15 @@ export function offsetForLeaderEpochHandler(services: BrokerServices): HandlerRe
     // v0–v2 have no replica id: they come from brokers or consumers, served by the leader.
     const fetchOnlyFromLeader = !(ctx.apiVersion >= 3 && request.replicaId === DEBUGGING_REPLICA_ID);
     const response = defaultOffsetForLeaderEpochResponse();
+    // KafkaApis: a replica's request needs CLUSTER_ACTION; each topic DESCRIBE (TOPIC_AUTHORIZATION_FAILED).
+    if (ctx.apiVersion >= 3 && request.replicaId >= 0)
+      services.auth.requireCluster(ctx, Operation.CLUSTER_ACTION);
+    const describable = services.auth.filterAuthorized(
+      ctx,
+      Operation.DESCRIBE,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.topic),
+    );
     for (const t of request.topics) {
       const topic = {
         ...defaultOffsetForLeaderTopicResult(),
@@ -35,6 +45,11 @@ export function offsetForLeaderEpochHandler(services: BrokerServices): HandlerRe
         out.partition = p.partition;
         out.leaderEpoch = -1;
         out.endOffset = -1n;
+        if (!describable.has(t.topic)) {
+          out.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+          topic.partitions.push(out);
+          continue;
+        }
         try {
           const partition = rm.getPartitionOrException({ topic: t.topic, partition: p.partition });
           const r = partition.lastOffsetForLeaderEpoch(

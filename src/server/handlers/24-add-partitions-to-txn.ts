@@ -18,9 +18,11 @@ import {
   defaultAddPartitionsToTxnResult,
   defaultAddPartitionsToTxnTopicResult,
 } from "../../protocol/generated/messages/AddPartitionsToTxnResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { producerFencedCompat } from "../coordinator/transaction/transaction-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
+import type { RequestContext } from "../request-context.js";
 
 function topicResults(
   topics: readonly AddPartitionsToTxnTopic[],
@@ -52,12 +54,27 @@ export function addPartitionsToTxnHandler(services: BrokerServices): HandlerRegi
   const cache = services.metadata;
 
   async function addPartitions(
+    ctx: RequestContext,
     transactionalId: string,
     producerId: bigint,
     producerEpoch: number,
     topics: readonly AddPartitionsToTxnTopic[],
     version: number,
   ): Promise<AddPartitionsToTxnTopicResult[]> {
+    // KafkaApis: WRITE on the transactional id, WRITE on each topic (the others: OPERATION_NOT_ATTEMPTED).
+    const auth = services.auth;
+    if (!auth.authorize(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId))
+      return topicResults(topics, () => ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    const writable = auth.filterAuthorized(
+      ctx,
+      Operation.WRITE,
+      ResourceType.TOPIC,
+      topics.map((t) => t.name),
+    );
+    if (writable.size < new Set(topics.map((t) => t.name)).size)
+      return topicResults(topics, (t) =>
+        writable.has(t) ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+      );
     const unknown = new Set<string>();
     for (const t of topics)
       for (const p of t.partitions)
@@ -81,6 +98,7 @@ export function addPartitionsToTxnHandler(services: BrokerServices): HandlerRegi
     const response = defaultAddPartitionsToTxnResponse();
     if (ctx.apiVersion < 4) {
       response.resultsByTopicV3AndBelow = await addPartitions(
+        ctx,
         request.v3AndBelowTransactionalId,
         request.v3AndBelowProducerId,
         request.v3AndBelowProducerEpoch,
@@ -89,6 +107,7 @@ export function addPartitionsToTxnHandler(services: BrokerServices): HandlerRegi
       );
       return response;
     }
+    services.auth.requireCluster(ctx, Operation.CLUSTER_ACTION); // v4+: from brokers only
     for (const txn of request.transactions) {
       let results: AddPartitionsToTxnTopicResult[];
       if (txn.verifyOnly) {
@@ -104,6 +123,7 @@ export function addPartitionsToTxnHandler(services: BrokerServices): HandlerRegi
         results = topicResults(txn.topics, (t, p) => v.partitionErrors.get(`${t}-${p}`) ?? v.error);
       } else {
         results = await addPartitions(
+          ctx,
           txn.transactionalId,
           txn.producerId,
           txn.producerEpoch,

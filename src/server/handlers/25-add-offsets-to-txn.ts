@@ -8,6 +8,7 @@ import {
   type AddOffsetsToTxnResponse,
   defaultAddOffsetsToTxnResponse,
 } from "../../protocol/generated/messages/AddOffsetsToTxnResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { GROUP_METADATA_TOPIC_NAME } from "../coordinator/group/group-metadata-manager.js";
 import { producerFencedCompat } from "../coordinator/transaction/transaction-coordinator.js";
@@ -15,6 +16,9 @@ import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function addOffsetsToTxnHandler(services: BrokerServices): HandlerRegistration {
   const handle: Handler<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> = async (ctx, request) => {
+    // KafkaApis: WRITE on the transactional id, READ on the group.
+    services.auth.requireTransactionalId(ctx, Operation.WRITE, request.transactionalId);
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId);
     const partition = services.groupCoordinator.partitionFor(request.groupId);
     const error = await services.transactionCoordinator.handleAddPartitionsToTransaction(
       request.transactionalId,

@@ -9,12 +9,14 @@ import {
   defaultEndTxnResponse,
   type EndTxnResponse,
 } from "../../protocol/generated/messages/EndTxnResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { producerFencedCompat } from "../coordinator/transaction/transaction-coordinator.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function endTxnHandler(services: BrokerServices): HandlerRegistration {
   const handle: Handler<EndTxnRequest, EndTxnResponse> = async (ctx, request) => {
+    services.auth.requireTransactionalId(ctx, Operation.WRITE, request.transactionalId); // KafkaApis
     const error = await services.transactionCoordinator.handleEndTransaction(
       request.transactionalId,
       request.producerId,

@@ -12,6 +12,7 @@ import type {
   WritableTxnMarkerTopicResult,
   WriteTxnMarkersResponse,
 } from "../../protocol/generated/messages/WriteTxnMarkersResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -49,7 +50,8 @@ export function writeTxnMarkersErrorResponse(
 }
 
 export function writeTxnMarkersHandler(services: BrokerServices): HandlerRegistration {
-  const handle: Handler<WriteTxnMarkersRequest, WriteTxnMarkersResponse> = async (_ctx, request) => {
+  const handle: Handler<WriteTxnMarkersRequest, WriteTxnMarkersResponse> = async (ctx, request) => {
+    services.auth.requireCluster(ctx, Operation.CLUSTER_ACTION); // from brokers only
     const results = await services.replicaManager.appendTxnMarkers(
       request.markers.map((m) => ({
         producerId: m.producerId,

@@ -13,6 +13,7 @@ import {
   defaultTxnOffsetCommitResponseTopic,
   type TxnOffsetCommitResponse,
 } from "../../protocol/generated/messages/TxnOffsetCommitResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type CommittedOffset, offsetKey } from "../coordinator/group/group-metadata.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -23,10 +24,36 @@ export function txnOffsetCommitHandler(services: BrokerServices): HandlerRegistr
     const now = BigInt(services.time.milliseconds());
     const offsets = new Map<string, CommittedOffset>();
     const codes = new Map<string, number>();
+    // KafkaApis: WRITE on the transactional id, READ on the group (else every partition carries that
+    // error), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
+    const auth = services.auth;
+    const refusal = !auth.authorize(
+      ctx,
+      Operation.WRITE,
+      ResourceType.TRANSACTIONAL_ID,
+      request.transactionalId,
+    )
+      ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !auth.authorize(ctx, Operation.READ, ResourceType.GROUP, request.groupId)
+        ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+        : undefined;
+    const readable =
+      refusal === undefined
+        ? auth.filterAuthorized(
+            ctx,
+            Operation.READ,
+            ResourceType.TOPIC,
+            request.topics.map((t) => t.name),
+          )
+        : new Set<string>();
     for (const t of request.topics) {
       const partitions = services.metadata.numPartitions(t.name) ?? 0;
       for (const p of t.partitions) {
         const k = offsetKey(t.name, p.partitionIndex);
+        if (refusal !== undefined || !readable.has(t.name)) {
+          codes.set(k, refusal ?? ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+          continue;
+        }
         if (p.partitionIndex < 0 || p.partitionIndex >= partitions) {
           codes.set(k, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
           continue;
@@ -40,15 +67,18 @@ export function txnOffsetCommitHandler(services: BrokerServices): HandlerRegistr
         });
       }
     }
-    const results = await services.groupCoordinator.commitTransactionalOffsets(
-      request.groupId,
-      request.producerId,
-      request.producerEpoch,
-      v >= 3 ? request.memberId : "",
-      v >= 3 ? request.groupInstanceId : null,
-      v >= 3 ? request.generationId : -1,
-      offsets,
-    );
+    const results =
+      refusal !== undefined
+        ? new Map<string, number>()
+        : await services.groupCoordinator.commitTransactionalOffsets(
+            request.groupId,
+            request.producerId,
+            request.producerEpoch,
+            v >= 3 ? request.memberId : "",
+            v >= 3 ? request.groupInstanceId : null,
+            v >= 3 ? request.generationId : -1,
+            offsets,
+          );
     for (const [k, c] of results) codes.set(k, c);
     return {
       ...defaultTxnOffsetCommitResponse(),

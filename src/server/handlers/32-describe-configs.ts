@@ -12,6 +12,7 @@ import {
   type DescribeConfigsResponse,
   defaultDescribeConfigsResponse,
 } from "../../protocol/generated/messages/DescribeConfigsResponse.js";
+import { configAuthorizationError, Operation, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import { ConfigSource } from "../metadata/config-definitions.js";
@@ -27,10 +28,30 @@ export function describeConfigsHandler(services: BrokerServices): HandlerRegistr
       request: DescribeConfigsRequest,
     ): Promise<DescribeConfigsResponse> => {
       const v = ctx.apiVersion;
-      const results = services.topicAdmin.describeConfigs(
+      // KafkaApis: DESCRIBE_CONFIGS on the topic, or on the cluster for a broker.
+      const refusal = (r: { resourceType: number; resourceName: string }) =>
+        configAuthorizationError(
+          services.auth,
+          ctx,
+          Operation.DESCRIBE_CONFIGS,
+          r.resourceType,
+          r.resourceName,
+        );
+      const results = await withAuthorized(
         request.resources,
-        v >= 1 && request.includeSynonyms,
-        v >= 3 && request.includeDocumentation,
+        (r) => refusal(r) === undefined,
+        async (resources) =>
+          services.topicAdmin.describeConfigs(
+            resources,
+            v >= 1 && request.includeSynonyms,
+            v >= 3 && request.includeDocumentation,
+          ),
+        (r) => ({
+          resourceType: r.resourceType,
+          resourceName: r.resourceName,
+          error: refusal(r) ?? null,
+          configs: [],
+        }),
       );
       return {
         ...defaultDescribeConfigsResponse(),

@@ -9,6 +9,7 @@ import {
   type AlterConfigsResponse,
   defaultAlterConfigsResponse,
 } from "../../protocol/generated/messages/AlterConfigsResponse.js";
+import { configAuthorizationError, Operation, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -18,8 +19,16 @@ export function alterConfigsHandler(services: BrokerServices): HandlerRegistrati
     apiKey: ApiKey.AlterConfigs,
     minVersion: 0,
     maxVersion: 2,
-    handle: async (_ctx: RequestContext, request: AlterConfigsRequest): Promise<AlterConfigsResponse> => {
-      const results = await services.topicAdmin.alterConfigs(request.resources, request.validateOnly);
+    handle: async (ctx: RequestContext, request: AlterConfigsRequest): Promise<AlterConfigsResponse> => {
+      // KafkaApis: ALTER_CONFIGS on the topic, or on the cluster for a broker.
+      const refusal = (r: { resourceType: number; resourceName: string }) =>
+        configAuthorizationError(services.auth, ctx, Operation.ALTER_CONFIGS, r.resourceType, r.resourceName);
+      const results = await withAuthorized(
+        request.resources,
+        (r) => refusal(r) === undefined,
+        (resources) => services.topicAdmin.alterConfigs(resources, request.validateOnly),
+        (r) => ({ resourceType: r.resourceType, resourceName: r.resourceName, error: refusal(r) ?? null }),
+      );
       return {
         ...defaultAlterConfigsResponse(),
         responses: results.map((r) => ({

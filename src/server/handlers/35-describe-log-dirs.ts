@@ -16,6 +16,7 @@ import {
   defaultDescribeLogDirsResult,
   defaultDescribeLogDirsTopic,
 } from "../../protocol/generated/messages/DescribeLogDirsResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -29,6 +30,11 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
     }
     const logs = lm.allLogs();
     const response = defaultDescribeLogDirsResponse();
+    // KafkaApis: DESCRIBE on the cluster, else no log dirs and (v3+) CLUSTER_AUTHORIZATION_FAILED.
+    if (!services.auth.authorizeCluster(ctx, Operation.DESCRIBE)) {
+      response.errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+      return response;
+    }
     for (const dir of lm.config.logDirs) {
       const result = { ...defaultDescribeLogDirsResult(), logDir: dir, topics: [] as DescribeLogDirsTopic[] };
       if (lm.offlineLogDirs().has(dir)) {

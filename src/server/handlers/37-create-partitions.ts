@@ -9,8 +9,10 @@ import {
   type CreatePartitionsResponse,
   defaultCreatePartitionsResponse,
 } from "../../protocol/generated/messages/CreatePartitionsResponse.js";
+import { Operation, ResourceType, topicAuthorizationFailed, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
+import type { TopicErrorResult } from "../metadata/topic-admin.js";
 import type { RequestContext } from "../request-context.js";
 
 export function createPartitionsHandler(services: BrokerServices): HandlerRegistration {
@@ -19,16 +21,23 @@ export function createPartitionsHandler(services: BrokerServices): HandlerRegist
     minVersion: 0,
     maxVersion: 3,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: CreatePartitionsRequest,
     ): Promise<CreatePartitionsResponse> => {
-      const results = await services.topicAdmin.createPartitions(
+      // KafkaApis: ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED.
+      const results = await withAuthorized(
         request.topics.map((t) => ({
           name: t.name,
           count: t.count,
           assignments: t.assignments === null ? null : t.assignments.map((a) => a.brokerIds),
         })),
-        { validateOnly: request.validateOnly, timeoutMs: request.timeoutMs },
+        (t) => services.auth.authorize(ctx, Operation.ALTER, ResourceType.TOPIC, t.name),
+        (topics) =>
+          services.topicAdmin.createPartitions(topics, {
+            validateOnly: request.validateOnly,
+            timeoutMs: request.timeoutMs,
+          }),
+        (t): TopicErrorResult => ({ name: t.name, error: topicAuthorizationFailed() }),
       );
       return {
         ...defaultCreatePartitionsResponse(),

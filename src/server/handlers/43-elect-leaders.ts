@@ -12,6 +12,7 @@ import type {
   ElectLeadersResponse,
   ReplicaElectionResult,
 } from "../../protocol/generated/messages/ElectLeadersResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { ElectionType } from "../controller/replica-leader-election.js";
 import type { HandlerRegistration } from "../handler.js";
@@ -42,7 +43,8 @@ export function electLeadersHandler(services: BrokerServices): HandlerRegistrati
     apiKey: ApiKey.ElectLeaders,
     minVersion: 0,
     maxVersion: 2,
-    handle: async (_ctx: RequestContext, request: ElectLeadersRequest): Promise<ElectLeadersResponse> => {
+    handle: async (ctx: RequestContext, request: ElectLeadersRequest): Promise<ElectLeadersResponse> => {
+      services.auth.requireCluster(ctx, Operation.ALTER); // KafkaApis: ALTER on the cluster
       const asked =
         request.topicPartitions === null
           ? undefined

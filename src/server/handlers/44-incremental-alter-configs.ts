@@ -8,6 +8,7 @@ import {
   defaultIncrementalAlterConfigsResponse,
   type IncrementalAlterConfigsResponse,
 } from "../../protocol/generated/messages/IncrementalAlterConfigsResponse.js";
+import { configAuthorizationError, Operation, withAuthorized } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -18,12 +19,17 @@ export function incrementalAlterConfigsHandler(services: BrokerServices): Handle
     minVersion: 0,
     maxVersion: 1,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: IncrementalAlterConfigsRequest,
     ): Promise<IncrementalAlterConfigsResponse> => {
-      const results = await services.topicAdmin.incrementalAlterConfigs(
+      // KafkaApis: ALTER_CONFIGS on the topic, or on the cluster for a broker.
+      const refusal = (r: { resourceType: number; resourceName: string }) =>
+        configAuthorizationError(services.auth, ctx, Operation.ALTER_CONFIGS, r.resourceType, r.resourceName);
+      const results = await withAuthorized(
         request.resources,
-        request.validateOnly,
+        (r) => refusal(r) === undefined,
+        (resources) => services.topicAdmin.incrementalAlterConfigs(resources, request.validateOnly),
+        (r) => ({ resourceType: r.resourceType, resourceName: r.resourceName, error: refusal(r) ?? null }),
       );
       return {
         ...defaultIncrementalAlterConfigsResponse(),

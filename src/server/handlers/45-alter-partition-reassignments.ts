@@ -12,6 +12,7 @@ import type {
   AlterPartitionReassignmentsResponse,
   ReassignableTopicResponse,
 } from "../../protocol/generated/messages/AlterPartitionReassignmentsResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -22,9 +23,10 @@ export function alterPartitionReassignmentsHandler(services: BrokerServices): Ha
     minVersion: 0,
     maxVersion: 0,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: AlterPartitionReassignmentsRequest,
     ): Promise<AlterPartitionReassignmentsResponse> => {
+      services.auth.requireCluster(ctx, Operation.ALTER); // KafkaApis: ALTER on the cluster
       const results = await services.controller.alterPartitionReassignments(
         request.topics.flatMap((t) =>
           t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, replicas: p.replicas })),

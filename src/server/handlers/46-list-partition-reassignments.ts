@@ -10,6 +10,7 @@ import type {
   ListPartitionReassignmentsResponse,
   OngoingTopicReassignment,
 } from "../../protocol/generated/messages/ListPartitionReassignmentsResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -20,9 +21,10 @@ export function listPartitionReassignmentsHandler(services: BrokerServices): Han
     minVersion: 0,
     maxVersion: 0,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: ListPartitionReassignmentsRequest,
     ): Promise<ListPartitionReassignmentsResponse> => {
+      services.auth.requireCluster(ctx, Operation.DESCRIBE); // KafkaApis: DESCRIBE on the cluster
       const asked =
         request.topics === null
           ? undefined

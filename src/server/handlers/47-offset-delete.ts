@@ -11,17 +11,28 @@ import {
   defaultOffsetDeleteResponseTopic,
   type OffsetDeleteResponse,
 } from "../../protocol/generated/messages/OffsetDeleteResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { offsetKey } from "../coordinator/group/group-metadata.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 export function offsetDeleteHandler(services: BrokerServices): HandlerRegistration {
-  const handle: Handler<OffsetDeleteRequest, OffsetDeleteResponse> = async (_ctx, request) => {
+  const handle: Handler<OffsetDeleteRequest, OffsetDeleteResponse> = async (ctx, request) => {
+    // KafkaApis: DELETE on the group (else GROUP_AUTHORIZATION_FAILED), READ on each topic.
+    services.auth.requireGroup(ctx, Operation.DELETE, request.groupId);
+    const readable = services.auth.filterAuthorized(
+      ctx,
+      Operation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
     const wanted = request.topics.flatMap((t) =>
       t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })),
     );
     const unknown = new Set(
-      wanted.filter((w) => !services.metadata.hasTopic(w.topic)).map((w) => offsetKey(w.topic, w.partition)),
+      wanted
+        .filter((w) => !services.metadata.hasTopic(w.topic) || !readable.has(w.topic))
+        .map((w) => offsetKey(w.topic, w.partition)),
     );
     const r = await services.groupCoordinator.deleteOffsets(
       request.groupId,
@@ -38,9 +49,11 @@ export function offsetDeleteHandler(services: BrokerServices): HandlerRegistrati
         return {
           ...defaultOffsetDeleteResponsePartition(),
           partitionIndex: p.partitionIndex,
-          errorCode: unknown.has(k)
-            ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            : (r.partitions.get(k) ?? ErrorCode.NONE),
+          errorCode: !readable.has(t.name)
+            ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            : unknown.has(k)
+              ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+              : (r.partitions.get(k) ?? ErrorCode.NONE),
         };
       }),
     }));

@@ -7,6 +7,7 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { AlterPartitionRequest } from "../../protocol/generated/messages/AlterPartitionRequest.js";
 import type { AlterPartitionResponse } from "../../protocol/generated/messages/AlterPartitionResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
@@ -16,7 +17,8 @@ export function alterPartitionHandler(services: BrokerServices): HandlerRegistra
     apiKey: ApiKey.AlterPartition,
     minVersion: 0,
     maxVersion: 1,
-    handle: async (_ctx: RequestContext, request: AlterPartitionRequest): Promise<AlterPartitionResponse> => {
+    handle: async (ctx: RequestContext, request: AlterPartitionRequest): Promise<AlterPartitionResponse> => {
+      services.auth.requireCluster(ctx, Operation.CLUSTER_ACTION); // from brokers only
       const controller = services.controller;
       if (!controller.isActive) return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, topics: [] };
       const items = request.topics.flatMap((t) =>

@@ -10,10 +10,10 @@ import {
   type DescribeClusterResponse,
   defaultDescribeClusterResponse,
 } from "../../protocol/generated/messages/DescribeClusterResponse.js";
-import { authorizedOperations } from "../authorized-operations.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
+import { CLUSTER_NAME } from "../security/authorizer/acl-binding.js";
 import { brokersOnListener } from "./03-metadata.js";
 
 export function describeClusterHandler(services: BrokerServices): HandlerRegistration {
@@ -41,8 +41,10 @@ export function describeClusterHandler(services: BrokerServices): HandlerRegistr
         ...base,
         clusterId: cache.clusterId ?? "",
         controllerId: cache.controllerId,
-        clusterAuthorizedOperations: authorizedOperations(
+        clusterAuthorizedOperations: services.auth.authorizedOperations(
+          ctx,
           "cluster",
+          CLUSTER_NAME,
           request.includeClusterAuthorizedOperations,
         ),
         brokers: brokersOnListener(cache, ctx.listenerName).map((b) => ({

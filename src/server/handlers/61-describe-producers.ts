@@ -14,6 +14,7 @@ import {
   defaultTopicResponse,
   type PartitionResponse,
 } from "../../protocol/generated/messages/DescribeProducersResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -41,13 +42,30 @@ export function describeProducersHandler(services: BrokerServices): HandlerRegis
     return out;
   }
 
-  const handle: Handler<DescribeProducersRequest, DescribeProducersResponse> = async (_ctx, request) => ({
-    ...defaultDescribeProducersResponse(),
-    topics: request.topics.map((t) => ({
-      ...defaultTopicResponse(),
-      name: t.name,
-      partitions: t.partitionIndexes.map((i) => partitionResponse(t.name, i)),
-    })),
-  });
+  const handle: Handler<DescribeProducersRequest, DescribeProducersResponse> = async (ctx, request) => {
+    // KafkaApis: READ on each topic, else TOPIC_AUTHORIZATION_FAILED.
+    const readable = services.auth.filterAuthorized(
+      ctx,
+      Operation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
+    return {
+      ...defaultDescribeProducersResponse(),
+      topics: request.topics.map((t) => ({
+        ...defaultTopicResponse(),
+        name: t.name,
+        partitions: t.partitionIndexes.map((i) =>
+          readable.has(t.name)
+            ? partitionResponse(t.name, i)
+            : {
+                ...defaultPartitionResponse(),
+                partitionIndex: i,
+                errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              },
+        ),
+      })),
+    };
+  };
   return { apiKey: ApiKey.DescribeProducers, handle };
 }

@@ -13,6 +13,7 @@ import {
   defaultTransactionState,
   type TransactionState,
 } from "../../protocol/generated/messages/DescribeTransactionsResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
@@ -39,11 +40,20 @@ export function describeTransactionsHandler(services: BrokerServices): HandlerRe
   }
 
   const handle: Handler<DescribeTransactionsRequest, DescribeTransactionsResponse> = async (
-    _ctx,
+    ctx,
     request,
   ) => ({
     ...defaultDescribeTransactionsResponse(),
-    transactionStates: request.transactionalIds.map(describe),
+    // KafkaApis: DESCRIBE on each transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for it.
+    transactionStates: request.transactionalIds.map((id) =>
+      services.auth.authorize(ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, id)
+        ? describe(id)
+        : {
+            ...defaultTransactionState(),
+            transactionalId: id,
+            errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+          },
+    ),
   });
   return { apiKey: ApiKey.DescribeTransactions, handle };
 }

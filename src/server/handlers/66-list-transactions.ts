@@ -11,6 +11,7 @@ import {
   defaultTransactionState,
   type ListTransactionsResponse,
 } from "../../protocol/generated/messages/ListTransactionsResponse.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { transactionStateFromId } from "../coordinator/transaction/transaction-state.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -31,7 +32,17 @@ export function listTransactionsHandler(services: BrokerServices): HandlerRegist
       ctx.apiVersion >= 1 ? request.durationFilter : -1n,
     );
     if (error !== ErrorCode.NONE) return { ...response, errorCode: error };
-    response.transactionStates = transactions.map((m) => ({
+    // KafkaApis: only the transactional ids with DESCRIBE are listed.
+    const listed = transactions.filter((m) =>
+      services.auth.authorize(
+        ctx,
+        Operation.DESCRIBE,
+        ResourceType.TRANSACTIONAL_ID,
+        m.transactionalId,
+        false,
+      ),
+    );
+    response.transactionStates = listed.map((m) => ({
       ...defaultTransactionState(),
       transactionalId: m.transactionalId,
       producerId: m.producerId,

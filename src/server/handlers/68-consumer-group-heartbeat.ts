@@ -10,6 +10,7 @@ import {
   type ConsumerGroupHeartbeatResponse,
   defaultConsumerGroupHeartbeatResponse,
 } from "../../protocol/generated/messages/ConsumerGroupHeartbeatResponse.js";
+import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { assignmentEntries, assignmentOf } from "../coordinator/group/consumer-group-member.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -20,6 +21,7 @@ export function consumerGroupHeartbeatHandler(services: BrokerServices): Handler
     ctx,
     request,
   ) => {
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId); // KafkaApis: READ on the group
     const r = await services.groupCoordinator.consumerGroupHeartbeat(
       {
         apiVersion: ctx.apiVersion,

@@ -2,6 +2,7 @@
 // epoch, assignor, and every member with its subscription, current assignment and target assignment
 // (topic ids with their names). A classic or unknown group id is GROUP_ID_NOT_FOUND, as in Kafka.
 
+import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { ConsumerGroupDescribeRequest } from "../../protocol/generated/messages/ConsumerGroupDescribeRequest.js";
 import {
@@ -10,7 +11,7 @@ import {
   defaultDescribedGroup,
   defaultMember,
 } from "../../protocol/generated/messages/ConsumerGroupDescribeResponse.js";
-import { authorizedOperations } from "../authorized-operations.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { type Assignment, assignmentEntries } from "../coordinator/group/consumer-group-member.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -26,11 +27,14 @@ export function consumerGroupDescribeHandler(services: BrokerServices): HandlerR
     })),
   });
   const handle: Handler<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = async (
-    _ctx,
+    ctx,
     request,
   ) => ({
     ...defaultConsumerGroupDescribeResponse(),
     groups: request.groupIds.map((groupId) => {
+      // KafkaApis: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED for it.
+      if (!services.auth.authorize(ctx, Operation.DESCRIBE, ResourceType.GROUP, groupId))
+        return { ...defaultDescribedGroup(), groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
       const g = services.groupCoordinator.consumerGroupDescribe(groupId);
       return {
         ...defaultDescribedGroup(),
@@ -41,7 +45,12 @@ export function consumerGroupDescribeHandler(services: BrokerServices): HandlerR
         groupEpoch: g.groupEpoch,
         assignmentEpoch: g.assignmentEpoch,
         assignorName: g.assignorName,
-        authorizedOperations: authorizedOperations("group", request.includeAuthorizedOperations),
+        authorizedOperations: services.auth.authorizedOperations(
+          ctx,
+          "group",
+          groupId,
+          request.includeAuthorizedOperations,
+        ),
         members: g.members.map(({ member: m, targetAssignment }) => ({
           ...defaultMember(),
           memberId: m.memberId,

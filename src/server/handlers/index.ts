@@ -46,6 +46,9 @@ import { addOffsetsToTxnHandler } from "./25-add-offsets-to-txn.js";
 import { endTxnHandler } from "./26-end-txn.js";
 import { writeTxnMarkersHandler } from "./27-write-txn-markers.js";
 import { txnOffsetCommitHandler } from "./28-txn-offset-commit.js";
+import { describeAclsHandler } from "./29-describe-acls.js";
+import { createAclsHandler } from "./30-create-acls.js";
+import { deleteAclsHandler } from "./31-delete-acls.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
@@ -170,6 +173,9 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   listTransactionsHandler,
   consumerGroupHeartbeatHandler,
   consumerGroupDescribeHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
 ];
 
 export function buildHandlers(services: BrokerServices): HandlerRegistration[] {

@@ -7,6 +7,7 @@ import { ErrorCode } from "../../../src/protocol/errors.js";
 import { decodeResponse, encodeResponse } from "../../../src/protocol/framing.js";
 import { API_BY_KEY, type ApiDefinition } from "../../../src/protocol/generated/api-table.js";
 import { defaultRequestHeader } from "../../../src/protocol/generated/messages/RequestHeader.js";
+import { AuthHelper } from "../../../src/server/auth-helper.js";
 import type { BrokerServices } from "../../../src/server/broker-services.js";
 import type { HandlerRegistration } from "../../../src/server/handler.js";
 import { metadataHandler } from "../../../src/server/handlers/03-metadata.js";
@@ -36,6 +37,7 @@ async function stack(options: StackOptions = {}): Promise<{ s: MetadataStack; se
     scheduler: s.scheduler,
     metadata: s.cache,
     topicAdmin: s.admin,
+    auth: new AuthHelper(),
   } as unknown as BrokerServices;
   return { s, services };
 }
@@ -56,6 +58,7 @@ function ctx(apiKey: number, apiVersion: number): RequestContext {
     securityProtocol: "PLAINTEXT",
     connectionId: "c",
     clientAddress: "127.0.0.1",
+    principal: "User:ANONYMOUS",
     receivedNs: 0n,
   };
 }

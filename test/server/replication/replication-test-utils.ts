@@ -12,6 +12,7 @@ import { defaultRequestHeader } from "../../../src/protocol/generated/messages/R
 import { Reader } from "../../../src/protocol/primitives/reader.js";
 import { Writer } from "../../../src/protocol/primitives/writer.js";
 import { buildRecordBatch, type CompressionType } from "../../../src/protocol/records/index.js";
+import { AuthHelper } from "../../../src/server/auth-helper.js";
 import type { BrokerServices } from "../../../src/server/broker-services.js";
 import type { HandlerRegistration } from "../../../src/server/handler.js";
 import type { PartitionState } from "../../../src/server/metadata/partition-state.js";
@@ -82,6 +83,7 @@ export function startBroker(
     scheduler,
     logManager,
     replicaManager,
+    auth: new AuthHelper(),
   } as unknown as BrokerServices;
   let stopped = false;
   const stop = (): void => {
@@ -169,6 +171,7 @@ export function requestContext(apiKey: number, apiVersion: number, clientId = "t
     securityProtocol: "PLAINTEXT",
     connectionId: "127.0.0.1:9092-127.0.0.1:50000-0",
     clientAddress: "127.0.0.1",
+    principal: "User:ANONYMOUS",
     receivedNs: 0n,
   };
 }
