@@ -7,11 +7,7 @@ import { KafkaError } from "../protocol/errors.js";
 import { authorizedOperations as allOperations } from "./authorized-operations.js";
 import type { RequestContext } from "./request-context.js";
 import type { AclAuthorizer } from "./security/authorizer/acl-authorizer.js";
-import {
-  CLUSTER_NAME,
-  ResourceType,
-  SUPPORTED_OPERATIONS,
-} from "./security/authorizer/acl-binding.js";
+import { CLUSTER_NAME, ResourceType, SUPPORTED_OPERATIONS } from "./security/authorizer/acl-binding.js";
 
 export { Operation, ResourceType } from "./security/authorizer/acl-binding.js";
 
