@@ -14,6 +14,10 @@ interface Tool {
 
 /** Every tool, by the name of its Kafka script. */
 const TOOLS: Record<string, Tool> = {
+  acls: {
+    summary: "Add, remove and list ACLs (kafka-acls.sh)",
+    run: async (a) => (await import("./tools/acls.js")).runAcls(a),
+  },
   configs: {
     summary: "Describe or alter topic and broker configs (kafka-configs.sh)",
     run: async (a) => (await import("./tools/configs.js")).runConfigs(a),

@@ -3,13 +3,13 @@
 // `require*` throw the KafkaError Kafka answers (the pipeline puts it in the response's error fields);
 // `filterAuthorized` keeps the names allowed; `authorizedOperations` fills the KIP-430 fields.
 
+import { CLUSTER_NAME, ResourceType, SUPPORTED_OPERATIONS } from "../common/acl-binding.js";
 import { KafkaError } from "../protocol/errors.js";
 import { authorizedOperations as allOperations } from "./authorized-operations.js";
 import type { RequestContext } from "./request-context.js";
 import type { AclAuthorizer } from "./security/authorizer/acl-authorizer.js";
-import { CLUSTER_NAME, ResourceType, SUPPORTED_OPERATIONS } from "./security/authorizer/acl-binding.js";
 
-export { Operation, ResourceType } from "./security/authorizer/acl-binding.js";
+export { Operation, ResourceType } from "../common/acl-binding.js";
 
 export class AuthHelper {
   constructor(readonly authorizer?: AclAuthorizer) {}

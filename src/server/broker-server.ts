@@ -454,10 +454,15 @@ export class KafkaServer {
 
       // The ACL authorizer (authorizer.class.name): its cache is loaded before any request is served.
       if ((config.getString("authorizer.class.name") ?? "") !== "") {
-        const authorizer = new AclAuthorizer(store, {
-          superUsers: parseSuperUsers(config.getString("super.users") ?? ""),
-          allowEveryoneIfNoAclFound: config.getBoolean("allow.everyone.if.no.acl.found"),
-        });
+        const authorizer = new AclAuthorizer(
+          store,
+          {
+            superUsers: parseSuperUsers(config.getString("super.users") ?? ""),
+            allowEveryoneIfNoAclFound: config.getBoolean("allow.everyone.if.no.acl.found"),
+          },
+          this.time,
+          this.scheduler,
+        );
         await authorizer.start();
         this.authorizer = authorizer;
       }

@@ -9,6 +9,7 @@
 // KAFKA_STORAGE_ERROR) lists this broker in offline_replicas, and when this broker was its leader, answers
 // LEADER_NOT_AVAILABLE with leader -1, as Kafka's controller leaves a partition with no live replica.
 
+import { CLUSTER_NAME } from "../../common/acl-binding.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { MetadataRequest } from "../../protocol/generated/messages/MetadataRequest.js";
@@ -30,7 +31,6 @@ import type { MetadataCache } from "../metadata/metadata-cache.js";
 import { isValidTopicName } from "../metadata/topic-validation.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
-import { CLUSTER_NAME } from "../security/authorizer/acl-binding.js";
 
 /** The alive brokers as seen on `listenerName` (brokers without that listener are left out). */
 export function brokersOnListener(cache: MetadataCache, listenerName: string): MetadataResponseBroker[] {

@@ -3,6 +3,7 @@
 // element is INVALID_REQUEST; without an authorizer SECURITY_DISABLED. Served by every broker from its
 // ACL cache.
 
+import { filterUnknownField, patternKey } from "../../common/acl-binding.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { DescribeAclsRequest } from "../../protocol/generated/messages/DescribeAclsRequest.js";
@@ -14,7 +15,6 @@ import {
 import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
-import { filterUnknownField, patternKey } from "../security/authorizer/acl-binding.js";
 import { bindingFilterOf, NO_AUTHORIZER_MESSAGE } from "./acl-request-support.js";
 
 export function describeAclsHandler(services: BrokerServices): HandlerRegistration {

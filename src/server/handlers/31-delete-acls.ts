@@ -2,6 +2,7 @@
 // answers, per filter, the bindings removed. Needs ALTER on the cluster; a filter with an UNKNOWN element
 // is INVALID_REQUEST; without an authorizer SECURITY_DISABLED.
 
+import { type AclBindingFilter, filterUnknownField } from "../../common/acl-binding.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { DeleteAclsRequest } from "../../protocol/generated/messages/DeleteAclsRequest.js";
@@ -12,7 +13,6 @@ import type {
 import { Operation } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
-import { type AclBindingFilter, filterUnknownField } from "../security/authorizer/acl-binding.js";
 import { bindingFilterOf, NO_AUTHORIZER_MESSAGE } from "./acl-request-support.js";
 
 export function deleteAclsHandler(services: BrokerServices): HandlerRegistration {

@@ -3,6 +3,7 @@
 // requests for controllers (2) get UNSUPPORTED_ENDPOINT_TYPE, as a ZooKeeper-mode broker answers.
 // Authorized operations (when asked): every operation the cluster resource supports (no authorizer yet).
 
+import { CLUSTER_NAME } from "../../common/acl-binding.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { DescribeClusterRequest } from "../../protocol/generated/messages/DescribeClusterRequest.js";
@@ -13,7 +14,6 @@ import {
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { RequestContext } from "../request-context.js";
-import { CLUSTER_NAME } from "../security/authorizer/acl-binding.js";
 import { brokersOnListener } from "./03-metadata.js";
 
 export function describeClusterHandler(services: BrokerServices): HandlerRegistration {

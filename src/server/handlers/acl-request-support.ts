@@ -1,7 +1,7 @@
 // What the ACL handlers (DescribeAcls 29, CreateAcls 30, DeleteAcls 31) share: the request's filter fields
 // as an AclBindingFilter, and Kafka's answer when no authorizer is configured (SECURITY_DISABLED).
 
-import type { AclBindingFilter } from "../security/authorizer/acl-binding.js";
+import type { AclBindingFilter } from "../../common/acl-binding.js";
 
 export const NO_AUTHORIZER_MESSAGE = "No Authorizer is configured on the broker";
 

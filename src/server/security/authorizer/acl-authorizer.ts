@@ -10,13 +10,6 @@
 // permits — where DESCRIBE is implied by READ, WRITE, DELETE and ALTER, and DESCRIBE_CONFIGS by
 // ALTER_CONFIGS. Decisions are logged on kafka.authorizer.logger (denials of requested resources at INFO).
 
-import { Logger } from "../../../common/logger.js";
-import {
-  ensurePath,
-  type MetadataStore,
-  MetadataStoreError,
-  type StateChangeHandler,
-} from "../../metadata/metadata-store.js";
 import {
   type AccessControlEntry,
   type AclBinding,
@@ -38,7 +31,16 @@ import {
   WILDCARD_HOST,
   WILDCARD_PRINCIPAL,
   WILDCARD_RESOURCE,
-} from "./acl-binding.js";
+} from "../../../common/acl-binding.js";
+import { Logger } from "../../../common/logger.js";
+import type { Scheduler } from "../../../common/scheduler.js";
+import type { Time } from "../../../common/time.js";
+import {
+  ensurePath,
+  type MetadataStore,
+  MetadataStoreError,
+  type StateChangeHandler,
+} from "../../metadata/metadata-store.js";
 import {
   ACL_CHANGE_PREFIX,
   ACL_PATHS,
@@ -123,7 +125,8 @@ export class AclAuthorizer {
   constructor(
     private readonly store: MetadataStore,
     private readonly config: AclAuthorizerConfig,
-    private readonly now: () => number = Date.now,
+    private readonly time: Time,
+    private readonly scheduler: Scheduler,
   ) {}
 
   /** Creates the ACL paths, loads the cache and starts following the change notifications. */
@@ -408,7 +411,9 @@ export class AclAuthorizer {
         const retry =
           e instanceof MetadataStoreError && ["BadVersion", "NodeExists", "NoNode"].includes(e.code);
         if (!retry || attempt >= MAX_UPDATE_RETRIES) throw e;
-        await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 50)));
+        await new Promise<void>((r) => {
+          this.scheduler.schedule("acl-update-retry", r, 100 + Math.floor(Math.random() * 50));
+        });
         current = await readAcls(this.store, pattern);
       }
     }
@@ -442,7 +447,7 @@ export class AclAuthorizer {
       }
       const last = this.lastChange.get(path) ?? -1;
       let max = last;
-      const now = this.now();
+      const now = this.time.milliseconds();
       for (const name of names) {
         if (!name.startsWith(ACL_CHANGE_PREFIX)) continue;
         const seq = Number(name.slice(ACL_CHANGE_PREFIX.length));

@@ -7,7 +7,6 @@
 //   /kafka-acl-changes/acl_changes_<seq>           "<RESOURCE_TYPE>:<name>" (a LITERAL pattern)
 //   /kafka-acl-extended-changes/acl_changes_<seq>  {"version":1,"resourceType":"TOPIC","name":…,"patternType":"PREFIXED"}
 
-import { type MetadataStore, MetadataStoreError, parseJson } from "../../metadata/metadata-store.js";
 import {
   type AccessControlEntry,
   camelName,
@@ -21,7 +20,8 @@ import {
   permissionName,
   type ResourcePattern,
   resourceTypeName,
-} from "./acl-binding.js";
+} from "../../../common/acl-binding.js";
+import { type MetadataStore, MetadataStoreError, parseJson } from "../../metadata/metadata-store.js";
 
 export const ACL_PATHS = {
   literal: "/kafka-acl",
