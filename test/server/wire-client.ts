@@ -4,7 +4,7 @@
 import { connect, type Socket } from "node:net";
 import { FrameReader } from "../../src/protocol/frame-reader.js";
 import { decodeResponse, encodeRequest } from "../../src/protocol/framing.js";
-import type { ApiDefinition } from "../../src/protocol/generated/api-table.js";
+import { type ApiDefinition, Apis } from "../../src/protocol/generated/api-table.js";
 
 export class WireClient {
   private readonly reader = new FrameReader(256 * 1024 * 1024);
@@ -37,6 +37,23 @@ export class WireClient {
       });
       s.once("error", reject);
     });
+  }
+
+  /** Connects to a SASL listener and authenticates with PLAIN (SaslHandshake v1, SaslAuthenticate v2). */
+  static async connectSasl(
+    port: number,
+    user: string,
+    password: string,
+    host = "127.0.0.1",
+  ): Promise<WireClient> {
+    const c = await WireClient.connect(port, host);
+    const hs = await c.request(Apis.SaslHandshake, 1, { mechanism: "PLAIN" });
+    if (hs.errorCode !== 0) throw new Error(`SaslHandshake failed with error ${hs.errorCode}`);
+    const auth = await c.request(Apis.SaslAuthenticate, 2, {
+      authBytes: Buffer.from(`\u0000${user}\u0000${password}`, "utf8"),
+    });
+    if (auth.errorCode !== 0) throw new Error(`SaslAuthenticate failed: ${auth.errorMessage}`);
+    return c;
   }
 
   private wake(): void {

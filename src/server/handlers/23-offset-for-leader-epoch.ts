@@ -69,5 +69,20 @@ export function offsetForLeaderEpochHandler(services: BrokerServices): HandlerRe
     }
     return response;
   };
-  return { apiKey: 23, handle };
+  // Kafka's OffsetsForLeaderEpochRequest.getErrorResponse: the error in every partition.
+  const errorResponse = (request: OffsetForLeaderEpochRequest, _v: number, errorCode: number) => ({
+    ...defaultOffsetForLeaderEpochResponse(),
+    topics: request.topics.map((t) => ({
+      ...defaultOffsetForLeaderTopicResult(),
+      topic: t.topic,
+      partitions: t.partitions.map((p) => ({
+        ...defaultEpochEndOffset(),
+        partition: p.partition,
+        errorCode,
+        leaderEpoch: -1,
+        endOffset: -1n,
+      })),
+    })),
+  });
+  return { apiKey: 23, handle, errorResponse };
 }
