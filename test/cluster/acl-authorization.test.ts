@@ -727,6 +727,25 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
     );
   });
 
+  test("kcat, kafka-python and confluent-kafka: allowed with the ACLs, Kafka's errors without", async () => {
+    await withLogTails(() => cluster, realClients);
+  });
+
+  test("prefixed ACLs, User:*, deny over allow, super users (kcat)", async () => {
+    await withLogTails(() => cluster, patternsAndSuperUsers);
+  });
+
+  test("an ACL added or removed through broker 0 applies on broker 1 within seconds", async (t) => {
+    await withLogTails(
+      () => cluster,
+      () => propagation((m) => t.diagnostic(m)),
+    );
+  });
+
+  test("replication keeps working with the authorizer: the brokers are super users", async () => {
+    await withLogTails(() => cluster, replication);
+  });
+
   test("authorized operations from the ACLs; replica fetches and inter-broker APIs need CLUSTER_ACTION", async () => {
     await withLogTails(() => cluster, authorizedOperationsAndClusterAction);
   });
@@ -737,7 +756,7 @@ async function authorizedOperationsAndClusterAction(): Promise<void> {
   const bob = await wire("bob");
   const admin = await wire("admin");
   // Metadata: alice holds every topic operation on acl-t (3576 = READ…ALTER_CONFIGS bits); bob does
-  // not see acl-t among all topics.
+  // not see acl-t among all topics, only what User:* may describe.
   const md = await call(alice, Apis.Metadata, 10, {
     topics: [{ topicId: ZERO_UUID, name: "acl-t" }],
     includeTopicAuthorizedOperations: true,
@@ -746,10 +765,8 @@ async function authorizedOperationsAndClusterAction(): Promise<void> {
   assert.equal(md.topics[0].topicAuthorizedOperations, 3576);
   assert.equal(md.clusterAuthorizedOperations, (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11));
   const all = await call(bob, Apis.Metadata, 12, { topics: null });
-  assert.deepEqual(
-    all.topics.map((t) => t.name),
-    [],
-  );
+  // (bob may describe the acl-pub-* topics through User:* on the prefix, nothing else.)
+  assert.deepEqual(all.topics.map((t) => t.name).sort(), ["acl-pub-open", "acl-pub-secret"]);
   const adminAll = await call(admin, Apis.Metadata, 12, { topics: null });
   assert.ok(adminAll.topics.some((t) => t.name === "acl-t"));
   // DescribeCluster: alice's cluster operations, none for bob, all for the super user.
@@ -850,4 +867,211 @@ function fetchBody(replicaId: number) {
     ],
     forgottenTopicsData: [],
   };
+}
+
+/** kcat with `user`'s SASL/PLAIN credentials on broker `broker`. */
+async function kcat(user: string, args: readonly string[], input?: string) {
+  return runCommand(KCAT, [...kcatSasl(user), ...args], { input, timeoutMs: 30_000 });
+}
+
+async function realClients(): Promise<void> {
+  // kcat: alice writes and reads acl-t; bob is refused both.
+  const produced = await kcat("alice", ["-P", "-t", "acl-t", "-p", "0"], "k1\nk2\n");
+  assert.equal(produced.code, 0, produced.stderr);
+  const read = await kcat("alice", [
+    "-C",
+    "-t",
+    "acl-t",
+    "-p",
+    "0",
+    "-o",
+    "beginning",
+    "-c",
+    "2",
+    "-e",
+    "-q",
+  ]);
+  assert.equal(read.code, 0, read.stderr);
+  assert.deepEqual(read.stdout.trim().split("\n"), ["k1", "k2"]);
+  const bobProduce = await kcat("bob", ["-P", "-t", "acl-t", "-p", "0"], "nope\n");
+  assert.notEqual(bobProduce.code, 0);
+  assert.match(bobProduce.stderr, /Topic authorization failed/);
+  const bobRead = await kcat("bob", ["-C", "-t", "acl-t", "-p", "0", "-o", "beginning", "-c", "1", "-e"]);
+  assert.notEqual(bobRead.code, 0);
+  assert.match(bobRead.stderr, /Topic authorization failed/);
+
+  // kafka-python: alice consumes in group acl-g and commits; bob (READ on acl-pub-* through User:*, no
+  // group ACL) gets GroupAuthorizationFailedError for his group.
+  const kp = `
+import sys, json
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+port = sys.argv[1]
+def consumer(user, group, topic):
+    return KafkaConsumer(topic, group_id=group, bootstrap_servers="127.0.0.1:" + port, security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN", sasl_plain_username=user, sasl_plain_password=user + "-secret",
+        auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=15000)
+out = {}
+c = consumer("alice", "acl-g", "acl-t")
+values = sorted(m.value.decode() for m in c)
+c.commit()
+out["alice"] = {"values": values, "committed": c.committed(TopicPartition("acl-t", 0))}
+c.close()
+try:
+    c = consumer("bob", "bob-g", "acl-pub-open")
+    list(c)
+    out["bob"] = "no error"
+except KafkaError as e:
+    out["bob"] = type(e).__name__
+print(json.dumps(out))
+`;
+  const kpRun = await runCommand(PYTHON, ["-c", kp, String(saslPort(0))], { timeoutMs: 90_000 });
+  assert.equal(kpRun.code, 0, kpRun.stderr);
+  const kpOut = JSON.parse(kpRun.stdout.trim().split("\n").pop() ?? "{}");
+  assert.deepEqual(kpOut.alice.values, ["k1", "k2"]);
+  assert.equal(kpOut.alice.committed, 2);
+  assert.equal(kpOut.bob, "GroupAuthorizationFailedError");
+
+  // confluent-kafka: admin and a transactional producer.
+  const ck = `
+import sys, json
+from confluent_kafka import Producer, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic, ConfigResource
+port = sys.argv[1]
+def conf(user):
+    return {"bootstrap.servers": "127.0.0.1:" + port, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+            "sasl.username": user, "sasl.password": user + "-secret"}
+def outcome(f):
+    try:
+        f.result(timeout=20)
+        return "NONE"
+    except KafkaException as e:
+        return e.args[0].name()
+out = {}
+for user in ["bob", "alice"]:
+    a = AdminClient(conf(user))
+    out[user + "-create"] = outcome(a.create_topics([NewTopic("alice-ck", 1, 1)])["alice-ck"])
+    out[user + "-describe-configs"] = outcome(a.describe_configs([ConfigResource("topic", "acl-t")])[ConfigResource("topic", "acl-t")])
+    out[user + "-delete"] = outcome(a.delete_topics(["alice-ck"], operation_timeout=10)["alice-ck"])
+    p = Producer(dict(conf(user), **{"transactional.id": "acl-tx"}))
+    try:
+        p.init_transactions(20)
+        p.begin_transaction()
+        p.produce("acl-t", b"txn-" + user.encode(), partition=1)
+        p.commit_transaction(20)
+        out[user + "-txn"] = "NONE"
+    except KafkaException as e:
+        out[user + "-txn"] = e.args[0].name()
+print(json.dumps(out))
+`;
+  const ckRun = await runCommand(PYTHON, ["-c", ck, String(saslPort(0))], { timeoutMs: 120_000 });
+  assert.equal(ckRun.code, 0, ckRun.stderr);
+  assert.deepEqual(JSON.parse(ckRun.stdout.trim().split("\n").pop() ?? "{}"), {
+    "bob-create": "TOPIC_AUTHORIZATION_FAILED",
+    "bob-describe-configs": "TOPIC_AUTHORIZATION_FAILED",
+    "bob-delete": "TOPIC_AUTHORIZATION_FAILED",
+    "bob-txn": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    "alice-create": "NONE",
+    "alice-describe-configs": "NONE",
+    "alice-delete": "NONE",
+    "alice-txn": "NONE",
+  });
+}
+
+async function patternsAndSuperUsers(): Promise<void> {
+  await acls([
+    "--add",
+    "--allow-principal",
+    "User:*",
+    "--operation",
+    "Read",
+    "--operation",
+    "Describe",
+    "--topic",
+    "acl-pub-",
+    "--resource-pattern-type",
+    "prefixed",
+  ]);
+  await acls(["--add", "--deny-principal", "User:bob", "--operation", "Read", "--topic", "acl-pub-secret"]);
+  // Both brokers have them once bob is refused acl-pub-secret and may read acl-pub-open.
+  for (const topic of ["acl-pub-open", "acl-pub-secret", "acl-free"]) {
+    const r = await kcat("admin", ["-P", "-t", topic], `${topic}-v\n`);
+    assert.equal(r.code, 0, `super user writes ${topic} without any ACL: ${r.stderr}`);
+  }
+  const readAs = (user: string, topic: string) =>
+    kcat(user, ["-C", "-t", topic, "-o", "beginning", "-c", "1", "-e", "-q"]);
+  await c().waitFor("the deny ACL applied", 10_000, async () => {
+    const r = await readAs("bob", "acl-pub-secret");
+    return r.code !== 0 && /Topic authorization failed/.test(r.stderr) ? true : undefined;
+  });
+  const open = await readAs("bob", "acl-pub-open");
+  assert.equal(open.code, 0, `User:* on the prefix: ${open.stderr}`);
+  assert.equal(open.stdout.trim(), "acl-pub-open-v");
+  const secretAlice = await readAs("alice", "acl-pub-secret");
+  assert.equal(secretAlice.code, 0, `the deny names bob only: ${secretAlice.stderr}`);
+  assert.equal(secretAlice.stdout.trim(), "acl-pub-secret-v");
+  const free = await readAs("bob", "acl-free");
+  assert.notEqual(free.code, 0, "no ACL: denied (allow.everyone.if.no.acl.found=false)");
+  const adminFree = await readAs("admin", "acl-free");
+  assert.equal(adminFree.code, 0, adminFree.stderr);
+  // The denials are logged as Kafka's authorizer logger does.
+  const log = c()
+    .brokers.map((b) => b.stdout)
+    .join("\n");
+  assert.match(
+    log,
+    /INFO Principal = User:bob is Denied Operation = Read from host = 127\.0\.0\.1 on resource = Topic:LITERAL:acl-pub-secret for request = Fetch with resourceRefCount = 1 \(kafka\.authorizer\.logger\)/,
+  );
+}
+
+async function propagation(note: (m: string) => void): Promise<void> {
+  const bob1 = await wire("bob", 1);
+  const describeLate = async () =>
+    (
+      await call(bob1, Apis.Metadata, 12, {
+        topics: [{ topicId: ZERO_UUID, name: "acl-late" }],
+        allowAutoTopicCreation: false,
+      })
+    ).topics[0].errorCode;
+  assert.equal(await describeLate(), ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+  let start = Date.now();
+  await acls(["--add", "--allow-principal", "User:bob", "--operation", "Describe", "--topic", "acl-late"], 0);
+  await c().waitFor("broker 1 applies the new ACL", 10_000, async () =>
+    (await describeLate()) === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? true : undefined,
+  );
+  note(`added through broker 0, applied on broker 1 after ${Date.now() - start} ms (tool run included)`);
+  start = Date.now();
+  await acls(
+    [
+      "--remove",
+      "--force",
+      "--allow-principal",
+      "User:bob",
+      "--operation",
+      "Describe",
+      "--topic",
+      "acl-late",
+    ],
+    0,
+  );
+  await c().waitFor("broker 1 applies the removal", 10_000, async () =>
+    (await describeLate()) === ErrorCode.TOPIC_AUTHORIZATION_FAILED ? true : undefined,
+  );
+  note(`removed through broker 0, applied on broker 1 after ${Date.now() - start} ms (tool run included)`);
+  assert.equal(
+    await c().znode("/kafka-acl/Topic/acl-late"),
+    undefined,
+    "the emptied resource's znode is deleted",
+  );
+}
+
+async function replication(): Promise<void> {
+  // acl-t has 2 replicas; alice's records (kcat, acks=all) are on both, and both stay in the ISR.
+  await c().waitFor("acl-t fully replicated", 20_000, async () => {
+    const parts = await c().describe("acl-t");
+    if (!parts.every((p) => p.isr.length === 2)) return undefined;
+    const logs = await Promise.all([0, 1].map((b) => c().partitionLog(b, "acl-t", 0)));
+    return logs[0].size >= 2 && [...logs[0]].every(([o, v]) => logs[1].get(o) === v) ? true : undefined;
+  });
+  for (const b of c().brokers) assert.doesNotMatch(b.stdout, /Denied Operation = ClusterAction/);
 }
