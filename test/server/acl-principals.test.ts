@@ -1,0 +1,197 @@
+// Issue 21 (authorization, one broker on its embedded metadata store): who a connection is, and
+// allow.everyone.if.no.acl.found.
+//   - A TLS client certificate's subject DN becomes the principal through ssl.principal.mapping.rules
+//     (CN=Carol,OU=Clients,O=Tributary → RULE …/$1/L → User:carol), checked by the ACLs with kcat.
+//   - SASL/PLAIN users are User:<name>; PLAINTEXT connections are User:ANONYMOUS (here a super user, so the
+//     tools can manage ACLs over it).
+//   - allow.everyone.if.no.acl.found=true: a topic without ACLs is open to everyone, one with ACLs only to
+//     the principals they allow.
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../support/broker-harness.js";
+
+const KCAT = "/usr/bin/kcat";
+const JAAS =
+  'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";';
+const dir = mkdtempSync(join(tmpdir(), "tributary-acl-principals-"));
+const f = (name: string): string => join(dir, name);
+let broker: BrokerHarness | undefined;
+let sslPort = 0;
+let saslPort = 0;
+
+function openssl(args: string[]): void {
+  execFileSync("openssl", args, { stdio: "pipe" });
+}
+
+function makeCertificates(): void {
+  openssl(
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f("ca.key"), "-out", f("ca.pem")].concat([
+      "-days",
+      "2",
+      "-subj",
+      "/CN=ACL Test CA",
+    ]),
+  );
+  writeFileSync(f("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  for (const [name, subject] of [
+    ["server", "/O=Tributary/CN=localhost"],
+    ["carol", "/O=Tributary/OU=Clients/CN=Carol"],
+    ["dave", "/O=Tributary/OU=Clients/CN=Dave"],
+  ] as const) {
+    openssl([
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      f(`${name}.key`),
+      "-out",
+      f(`${name}.csr`),
+      "-subj",
+      subject,
+    ]);
+    openssl(
+      ["x509", "-req", "-in", f(`${name}.csr`), "-CA", f("ca.pem"), "-CAkey", f("ca.key"), "-CAcreateserial"]
+        .concat(["-out", f(`${name}.pem`), "-days", "2"])
+        .concat(name === "server" ? ["-extfile", f("san.ext")] : []),
+    );
+  }
+  writeFileSync(
+    f("keystore.pem"),
+    readFileSync(f("server.key"), "utf8") + readFileSync(f("server.pem"), "utf8"),
+  );
+}
+
+before(async () => {
+  makeCertificates();
+  broker = await BrokerHarness.start({
+    name: "acl-principals",
+    overrides: {
+      listeners: "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+      "ssl.keystore.type": "PEM",
+      "ssl.keystore.location": f("keystore.pem"),
+      "listener.name.ssl.ssl.client.auth": "required",
+      "listener.name.ssl.ssl.truststore.type": "PEM",
+      "listener.name.ssl.ssl.truststore.location": f("ca.pem"),
+      "ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=Clients,.*$/$1/L,DEFAULT",
+      "sasl.enabled.mechanisms": "PLAIN",
+      "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+      "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+      "super.users": "User:ANONYMOUS",
+      "allow.everyone.if.no.acl.found": "true",
+      "offsets.topic.replication.factor": "1",
+    },
+  });
+  const ports = broker.listenerPorts();
+  assert.equal(ports.length, 3, broker.output);
+  [, sslPort, saslPort] = ports;
+});
+
+after(async () => {
+  await broker?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function acls(args: readonly string[]): Promise<void> {
+  const r = await runCommand(
+    process.execPath,
+    tributaryArgv(["acls", "--bootstrap-server", broker!.bootstrap, ...args]),
+  );
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+}
+
+function kcatSasl(user: string): string[] {
+  return [
+    "-b",
+    `127.0.0.1:${saslPort}`,
+    "-X",
+    "security.protocol=sasl_plaintext",
+    "-X",
+    "sasl.mechanisms=PLAIN",
+  ].concat(["-X", `sasl.username=${user}`, "-X", `sasl.password=${user}-secret`]);
+}
+
+function kcatCert(name: string): string[] {
+  return [
+    "-b",
+    `127.0.0.1:${sslPort}`,
+    "-X",
+    "security.protocol=ssl",
+    "-X",
+    `ssl.ca.location=${f("ca.pem")}`,
+  ].concat([
+    "-X",
+    `ssl.certificate.location=${f(`${name}.pem`)}`,
+    "-X",
+    `ssl.key.location=${f(`${name}.key`)}`,
+  ]);
+}
+
+const produce = (who: string[], topic: string, value: string) =>
+  runCommand(KCAT, [...who, "-P", "-t", topic], { input: `${value}\n`, timeoutMs: 30_000 });
+
+describe("principals and allow.everyone.if.no.acl.found", {
+  skip: !existsSync(KCAT) && "kcat missing",
+}, () => {
+  test("without ACLs everyone may; once a topic has ACLs only the principals they allow", async () => {
+    const b = broker!;
+    const open = await produce(kcatSasl("bob"), "everyone", "b1");
+    assert.equal(open.code, 0, open.stderr);
+    await acls(["--add", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "everyone"]);
+    await waitFor("bob refused once the topic has an ACL", 10_000, async () => {
+      const r = await produce(kcatSasl("bob"), "everyone", "b2");
+      return r.code !== 0 && /Topic authorization failed/.test(r.stderr) ? true : undefined;
+    });
+    const alice = await produce(kcatSasl("alice"), "everyone", "a1");
+    assert.equal(alice.code, 0, alice.stderr);
+    assert.match(
+      b.stdout,
+      /Principal = User:bob is Denied Operation = (Describe|Write) from host = 127\.0\.0\.1 on resource = Topic:LITERAL:everyone/,
+    );
+  });
+
+  test("a client certificate's subject is the principal, through ssl.principal.mapping.rules", async () => {
+    const b = broker!;
+    await acls([
+      "--add",
+      "--allow-principal",
+      "User:carol",
+      "--operation",
+      "Write",
+      "--operation",
+      "Read",
+      "--topic",
+      "certs",
+    ]);
+    await waitFor("carol, from her certificate, may write", 10_000, async () => {
+      const r = await produce(kcatCert("carol"), "certs", "c1");
+      return r.code === 0 ? true : undefined;
+    });
+    const dave = await produce(kcatCert("dave"), "certs", "d1");
+    assert.notEqual(dave.code, 0);
+    assert.match(dave.stderr, /Topic authorization failed/);
+    assert.match(
+      b.stdout,
+      /Principal = User:dave is Denied Operation = (Describe|Write) from host = 127\.0\.0\.1 on resource = Topic:LITERAL:certs/,
+    );
+    const read = await runCommand(KCAT, [
+      ...kcatCert("carol"),
+      "-C",
+      "-t",
+      "certs",
+      "-o",
+      "beginning",
+      "-c",
+      "1",
+      "-e",
+      "-q",
+    ]);
+    assert.equal(read.code, 0, read.stderr);
+    assert.equal(read.stdout.trim(), "c1");
+  });
+});
