@@ -35,6 +35,11 @@ export function setLogSink(next: LogSink): LogSink {
   return prev;
 }
 
+/** Whether lines of `level` are written (to skip building a message nobody reads). */
+export function logLevelEnabled(level: LogLevel): boolean {
+  return ORDER[level] <= ORDER[threshold];
+}
+
 export function setLogLevel(level: LogLevel): void {
   threshold = level;
 }

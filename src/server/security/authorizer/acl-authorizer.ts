@@ -32,7 +32,7 @@ import {
   WILDCARD_PRINCIPAL,
   WILDCARD_RESOURCE,
 } from "../../../common/acl-binding.js";
-import { Logger } from "../../../common/logger.js";
+import { Logger, logLevelEnabled } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
 import {
@@ -280,8 +280,9 @@ export class AclAuthorizer {
   ): void {
     const line = (): string =>
       `Principal = ${principal} is ${allowed ? "Allowed" : "Denied"} Operation = ${camelName(operationName(operation))} from host = ${host} on resource = ${camelName(resourceTypeName(resourceType))}:${patternType}:${name} for request = ${ctx.api.name} with resourceRefCount = 1`;
+    // Denials of what a request named at INFO; allowed decisions (and filtering denials) at DEBUG.
     if (!allowed && logIfDenied) this.authorizerLog.info(line());
-    else if ((allowed && logIfAllowed) || !allowed) this.authorizerLog.debug(line());
+    else if ((!allowed || logIfAllowed) && logLevelEnabled("DEBUG")) this.authorizerLog.debug(line());
   }
 
   // ---- ACL administration (CreateAcls, DescribeAcls, DeleteAcls) ----
