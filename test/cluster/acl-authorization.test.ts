@@ -208,6 +208,8 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
           "Create",
           "--operation",
           "Delete",
+          "--operation",
+          "DescribeConfigs",
           "--topic",
           "alice-",
           "--resource-pattern-type",

@@ -78,8 +78,17 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
             errorMessage: r.error ? r.error.message : null,
             numPartitions: r.error ? -1 : r.numPartitions,
             replicationFactor: r.error ? -1 : r.replicationFactor,
+            // KafkaApis: a created topic's configs only with DESCRIBE_CONFIGS on it (v5+).
+            topicConfigErrorCode:
+              v >= 5 &&
+              !r.error &&
+              !auth.authorize(ctx, Operation.DESCRIBE_CONFIGS, ResourceType.TOPIC, r.name, false)
+                ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                : 0,
             configs:
-              v >= 5 && !r.error
+              v >= 5 &&
+              !r.error &&
+              auth.authorize(ctx, Operation.DESCRIBE_CONFIGS, ResourceType.TOPIC, r.name, false)
                 ? r.configs.map((c) => ({
                     name: c.name,
                     value: c.value,

@@ -4,13 +4,14 @@
 // the coordinator generate the member id; from v1 the client sends its own. The state machine is in
 // coordinator/group/consumer-group-coordinator.ts.
 
+import { KafkaError } from "../../protocol/errors.js";
 import { ApiKey } from "../../protocol/generated/api-table.js";
 import type { ConsumerGroupHeartbeatRequest } from "../../protocol/generated/messages/ConsumerGroupHeartbeatRequest.js";
 import {
   type ConsumerGroupHeartbeatResponse,
   defaultConsumerGroupHeartbeatResponse,
 } from "../../protocol/generated/messages/ConsumerGroupHeartbeatResponse.js";
-import { Operation } from "../auth-helper.js";
+import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
 import { assignmentEntries, assignmentOf } from "../coordinator/group/consumer-group-member.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
@@ -21,7 +22,14 @@ export function consumerGroupHeartbeatHandler(services: BrokerServices): Handler
     ctx,
     request,
   ) => {
-    services.auth.requireGroup(ctx, Operation.READ, request.groupId); // KafkaApis: READ on the group
+    // KafkaApis: READ on the group; DESCRIBE on every subscribed topic (else TOPIC_AUTHORIZATION_FAILED).
+    services.auth.requireGroup(ctx, Operation.READ, request.groupId);
+    const subscribed = request.subscribedTopicNames ?? [];
+    if (
+      services.auth.filterAuthorized(ctx, Operation.DESCRIBE, ResourceType.TOPIC, subscribed).size <
+      new Set(subscribed).size
+    )
+      throw new KafkaError("TOPIC_AUTHORIZATION_FAILED", "Topic authorization failed.");
     const r = await services.groupCoordinator.consumerGroupHeartbeat(
       {
         apiVersion: ctx.apiVersion,
