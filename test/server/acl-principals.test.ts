@@ -13,7 +13,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { Apis } from "../../src/protocol/generated/api-table.js";
+import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../support/broker-harness.js";
+import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
 const JAAS =
@@ -153,6 +156,72 @@ describe("principals and allow.everyone.if.no.acl.found", {
       b.stdout,
       /Principal = User:bob is Denied Operation = (Describe|Write) from host = 127\.0\.0\.1 on resource = Topic:LITERAL:everyone/,
     );
+  });
+
+  test("CreateAcls / DescribeAcls / DeleteAcls with unknown or unusable elements: INVALID_REQUEST", async () => {
+    const w = await WireClient.connect(broker!.port);
+    try {
+      const creation = {
+        resourceType: 2,
+        resourceName: "x",
+        resourcePatternType: 3,
+        principal: "User:a",
+        host: "*",
+        operation: 3,
+        permissionType: 3,
+      };
+      const created = await w.request(Apis.CreateAcls, 3, {
+        creations: [
+          { ...creation, resourceType: 99 },
+          { ...creation, operation: 1 },
+          { ...creation, resourcePatternType: 2 },
+          { ...creation, resourceType: 4, resourceName: "not-the-cluster" },
+          { ...creation, resourceName: "a/b" },
+          { ...creation, principal: "nocolon" },
+          creation,
+        ],
+      });
+      assert.deepEqual(
+        created.results.map((r) => r.errorCode),
+        [...Array(6).fill(ErrorCode.INVALID_REQUEST), ErrorCode.NONE],
+        JSON.stringify(created.results),
+      );
+      const filter = {
+        resourceTypeFilter: 1,
+        resourceNameFilter: null,
+        patternTypeFilter: 1,
+        principalFilter: null,
+        hostFilter: null,
+        operation: 1,
+        permissionType: 1,
+      };
+      const described = await w.request(Apis.DescribeAcls, 3, { ...filter, patternTypeFilter: 0 });
+      assert.equal(described.errorCode, ErrorCode.INVALID_REQUEST);
+      const all = await w.request(Apis.DescribeAcls, 3, {
+        ...filter,
+        resourceTypeFilter: 2,
+        resourceNameFilter: "x",
+      });
+      assert.equal(all.errorCode, 0);
+      assert.deepEqual(
+        all.resources.map((r) => [r.resourceName, r.acls.map((a) => a.principal)]),
+        [["x", ["User:a"]]],
+      );
+      const deleted = await w.request(Apis.DeleteAcls, 3, {
+        filters: [
+          { ...filter, operation: 0 },
+          { ...filter, resourceTypeFilter: 2, resourceNameFilter: "x" },
+        ],
+      });
+      assert.equal(deleted.filterResults[0].errorCode, ErrorCode.INVALID_REQUEST);
+      assert.equal(deleted.filterResults[1].errorCode, 0);
+      assert.deepEqual(
+        deleted.filterResults[1].matchingAcls.map((m) => m.principal),
+        ["User:a"],
+      );
+    } finally {
+      w.close();
+    }
   });
 
   test("a client certificate's subject is the principal, through ssl.principal.mapping.rules", async () => {
