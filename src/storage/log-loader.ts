@@ -40,9 +40,9 @@ import {
 } from "./log-file-names.js";
 import {
   describeRanges,
+  listQuarantines,
   QUARANTINE_DIR_PREFIX,
   QuarantineWriter,
-  unrestoredQuarantineBytes,
 } from "./log-quarantine.js";
 import { LogSegment } from "./log-segment.js";
 import {
@@ -425,10 +425,19 @@ export class LogLoader {
         `Quarantined ${q.bytes} bytes of partition ${this.partitionName} that recovery would have dropped (${manifest.reason} in ${manifest.cutSegment}) instead of deleting them: moved to ${q.quarantineDir}: ${describeRanges(q.quarantinedFiles)}. The log now ends at offset ${logEndOffset}. Inspect with: tributary log-recover --log-dir ${dirname(this.p.dir)} --list`,
       );
     }
-    this.report.unrestoredQuarantineBytes =
-      manifest !== undefined || readdirSync(this.p.dir).some((n) => n.startsWith(QUARANTINE_DIR_PREFIX))
-        ? unrestoredQuarantineBytes(this.p.dir)
-        : 0;
+    if (manifest === undefined && !readdirSync(this.p.dir).some((n) => n.startsWith(QUARANTINE_DIR_PREFIX))) {
+      this.report.unrestoredQuarantineBytes = 0;
+      return;
+    }
+    const all = listQuarantines(this.p.dir);
+    this.report.unrestoredQuarantineBytes = all
+      .filter((x) => x.manifest?.restored === undefined)
+      .reduce((sum, x) => sum + x.bytes, 0);
+    // A crash during an earlier quarantine: its files are safe but it has no manifest; say so each start.
+    for (const x of all.filter((y) => y.manifest === undefined))
+      this.logger.warn(
+        `Partition ${this.partitionName} has a quarantine ${x.dir} that cannot be restored automatically: ${x.problem}; its ${x.bytes} bytes of files are kept`,
+      );
   }
 
   private deleteSegment(s: LogSegment): void {

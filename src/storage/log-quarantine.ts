@@ -506,10 +506,3 @@ export function listQuarantines(partitionDir: string): QuarantineInfo[] {
   const t = (q: QuarantineInfo): number => q.manifest?.timeMs ?? 0;
   return out.sort((a, b) => t(a) - t(b) || (a.name < b.name ? -1 : 1));
 }
-
-/** Bytes held by a partition's quarantines that were not restored. */
-export function unrestoredQuarantineBytes(partitionDir: string): number {
-  return listQuarantines(partitionDir)
-    .filter((q) => q.manifest?.restored === undefined)
-    .reduce((s, q) => s + q.bytes, 0);
-}
