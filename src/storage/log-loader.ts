@@ -359,13 +359,23 @@ export class LogLoader {
     seg: LogSegment,
     feedCache: boolean,
     lastSegment: boolean,
+    moveLaterSegments?: () => void,
   ): { bytesTruncated: number; reason?: string } {
     const cache = feedCache ? this.p.leaderEpochCache : undefined;
     if (cache) cache.truncateFromEnd(seg.baseOffset);
+    // Before the cut: later segments moved, the tail copied, the manifest written — so a crash at any
+    // point leaves the damaged segment uncut and the next recovery continues the same quarantine.
+    const beforeCut = (validBytes: number, lastValid: bigint, reason: string): void => {
+      const q = this.quarantine;
+      if (q.isTornWrite(seg.logFile, seg.baseOffset, validBytes, lastValid, reason, lastSegment)) return;
+      q.begin(basename(seg.logFile), validBytes, reason);
+      moveLaterSegments?.();
+      q.saveTail(seg.logFile, seg.baseOffset, validBytes, lastValid);
+      q.finish(lastValid + 1n);
+    };
     const r = seg.recover(
       Math.max(this.p.config.maxMessageBytes, this.p.config.segmentBytes) + 1024,
-      (validBytes, lastValid, reason) =>
-        this.quarantine.saveTail(seg.logFile, seg.baseOffset, validBytes, lastValid, reason, lastSegment),
+      beforeCut,
     );
     this.txnIndexReset.add(seg);
     if (cache) {
@@ -391,7 +401,9 @@ export class LogLoader {
     for (let i = 0; i < segments.length; i++) if (segments[i].baseOffset <= recoveryPoint) start = i;
     for (let i = start; i < segments.length; i++) {
       const seg = segments[i];
-      const r = this.recoverSegment(seg, true, i === segments.length - 1);
+      const r = this.recoverSegment(seg, true, i === segments.length - 1, () =>
+        this.quarantineAfter(segments, i),
+      );
       this.report.segmentsRecovered++;
       if (r.bytesTruncated > 0) {
         this.noteTruncation(seg, r.bytesTruncated, r.reason);

@@ -20,9 +20,11 @@
 // directory recursively), which is what a deleted topic's data should do.
 //
 // Invariants: the bytes of the damaged segment from the cut on are all in the quarantine (intact pieces
-// plus damaged ranges cover [cut, old size) exactly); later segments are renamed, never copied; a
-// quarantine without a manifest is one a crash interrupted (its files are still listed). Offsets in the
-// manifest are decimal strings (JSON has no 64-bit integers).
+// plus damaged ranges cover [cut, old size) exactly); later segments are renamed, never copied; all of it
+// happens before the damaged segment is truncated (later segments moved, tail copied and synced, manifest
+// written), so after a crash midway the segment is still whole, the next recovery cuts at the same place
+// and continues the same folder (one without a manifest, or with a manifest of this very cut), adopting
+// what was moved already. Offsets in the manifest are decimal strings (JSON has no 64-bit integers).
 
 import {
   closeSync,
@@ -223,7 +225,8 @@ export function findNextValidBatch(
 
 /** Copies bytes [start, end) of `fd` to a new file `to`, synced. */
 function copyRange(fd: number, start: number, end: number, to: string): void {
-  const out = openSync(to, "wx");
+  // Overwrites: a quarantine interrupted by a crash is redone in the same folder with the same names.
+  const out = openSync(to, "w");
   try {
     const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(1, end - start)));
     for (let p = start; p < end; ) {
@@ -298,8 +301,51 @@ export class QuarantineWriter {
     return this.files.reduce((s, f) => s + (f.end - f.start), 0);
   }
 
+  /** Records where and why the log is cut (the first cut counts); call before moving or saving anything. */
+  begin(cutSegment: string, cutPosition: number, reason: string): void {
+    if (this.cut === undefined) this.cut = { segment: cutSegment, position: cutPosition, reason };
+  }
+
+  /**
+   * A write that never completed — a partial batch at the very end of the log, nothing valid after it —
+   * is what Kafka's recovery exists to cut: no quarantine for it.
+   */
+  isTornWrite(
+    logPath: string,
+    segBase: bigint,
+    validBytes: number,
+    prevLast: bigint,
+    reason: string,
+    lastSegment: boolean,
+  ): boolean {
+    if (!lastSegment || !isPartialBatchReason(reason)) return false;
+    const fd = openSync(logPath, "r");
+    try {
+      return findNextValidBatch(fd, validBytes, fstatSync(fd).size, prevLast, segBase) === undefined;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * The folder: a quarantine of the same cut that a crash interrupted (no manifest, or a manifest of this
+   * very cut: the cut segment was not truncated yet) is continued, else a new one is made.
+   */
   private folder(): string {
     if (this.dir === undefined) {
+      const cut = this.cut;
+      const resumable = listQuarantines(this.partitionDir).find(
+        (q) =>
+          q.manifest === undefined ||
+          (q.manifest.restored === undefined &&
+            cut !== undefined &&
+            q.manifest.cutSegment === cut.segment &&
+            q.manifest.cutPosition === cut.position),
+      );
+      if (resumable !== undefined) {
+        this.dir = resumable.dir;
+        return this.dir;
+      }
       let name = `${QUARANTINE_DIR_PREFIX}${this.nowMs}`;
       for (let i = 1; existsSync(join(this.partitionDir, name)); i++)
         name = `${QUARANTINE_DIR_PREFIX}${this.nowMs}-${i}`;
@@ -312,31 +358,14 @@ export class QuarantineWriter {
   /**
    * Saves bytes [validBytes, file size) of the segment file `logPath` (base offset `segBase`, last valid
    * offset `prevLast` before the cut) before recovery truncates them: runs of valid batches become
-   * `<base>.log` pieces, the bytes between them `.damaged` files. Returns false (nothing kept) for a
-   * torn write at the end of the log's last segment: a partial batch with no valid batch after it.
+   * `<base>.log` pieces, the bytes between them `.damaged` files.
    */
-  saveTail(
-    logPath: string,
-    segBase: bigint,
-    validBytes: number,
-    prevLast: bigint,
-    reason: string,
-    lastSegment: boolean,
-  ): boolean {
+  saveTail(logPath: string, segBase: bigint, validBytes: number, prevLast: bigint): void {
     const source = basename(logPath);
     const fd = openSync(logPath, "r");
     try {
       const end = fstatSync(fd).size;
-      // A write that never completed (a partial batch at the very end of the log, nothing valid after
-      // it) is what Kafka's recovery exists to cut: no quarantine for it.
-      if (
-        lastSegment &&
-        isPartialBatchReason(reason) &&
-        findNextValidBatch(fd, validBytes, end, prevLast, segBase) === undefined
-      )
-        return false;
       const qdir = this.folder();
-      if (this.cut === undefined) this.cut = { segment: source, position: validBytes, reason };
       let pos = validBytes;
       let last = prevLast;
       while (pos < end) {
@@ -366,7 +395,6 @@ export class QuarantineWriter {
         this.files.push({ file, kind: "damaged", source, start: pos, end: next, crcChecked: false });
         pos = next;
       }
-      return true;
     } finally {
       closeSync(fd);
     }
@@ -417,9 +445,68 @@ export class QuarantineWriter {
     });
   }
 
-  /** Writes the manifest; returns it (undefined when nothing was quarantined). */
+  /**
+   * Files already in a continued folder that this run did not write: segments an interrupted run had
+   * moved, and its pieces (listed again under the same names when this run re-cut them).
+   */
+  private adoptLeftovers(qdir: string): void {
+    const known = new Set(this.files.map((f) => f.file));
+    const names = readdirSync(qdir).sort();
+    for (const name of names) {
+      if (known.has(name)) continue;
+      const damaged = /^(\d{20}\.log)\.(\d+)-(\d+)\.damaged$/.exec(name);
+      if (damaged) {
+        const [, source, start, end] = damaged;
+        this.files.push({
+          file: name,
+          kind: "damaged",
+          source,
+          start: Number(start),
+          end: Number(end),
+          crcChecked: false,
+        });
+        continue;
+      }
+      if (!/^\d{20}\.log$/.test(name)) continue;
+      const base = BigInt(name.slice(0, 20));
+      const fd = openSync(join(qdir, name), "r");
+      let size: number;
+      let run: BatchRun;
+      try {
+        size = fstatSync(fd).size;
+        run = scanValidRun(fd, 0, size, base - 1n, base, false);
+      } finally {
+        closeSync(fd);
+      }
+      const prefix = name.slice(0, 20);
+      this.files.push({
+        file: name,
+        kind: "segment",
+        source: name,
+        start: 0,
+        end: size,
+        ...(run.batches > 0
+          ? {
+              firstOffset: String(run.firstOffset),
+              lastOffset: String(run.lastOffset),
+              batches: run.batches,
+              records: run.records,
+            }
+          : {}),
+        crcChecked: false,
+        ...(run.end < size ? { headersEndAt: run.end } : {}),
+        indexFiles: names.filter(
+          (n) => n !== name && n.startsWith(prefix) && !n.endsWith(DAMAGED_FILE_SUFFIX),
+        ),
+      });
+    }
+    this.files.sort((a, b) => (a.source === b.source ? a.start - b.start : a.source < b.source ? -1 : 1));
+  }
+
+  /** Writes (or rewrites) the manifest; returns it (undefined when nothing was quarantined). */
   finish(logEndOffsetAfterCut: bigint): QuarantineManifest | undefined {
     if (this.dir === undefined) return undefined;
+    this.adoptLeftovers(this.dir);
     const cut = this.cut ?? {
       segment: this.files[0]?.source ?? "",
       position: 0,

@@ -6,7 +6,15 @@
 // refused and changes nothing; a recovery that finds nothing wrong creates no quarantine.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { MockTime } from "../../src/common/time.js";
@@ -194,6 +202,56 @@ test("recovery that finds nothing wrong creates no quarantine", async () => {
     log.close();
     assert.ok(!readdirSync(t.dir).some((n) => n.startsWith("quarantine-")));
     assert.ok(!existsSync(join(t.dir, "quarantine.json")));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("a quarantine interrupted by a crash is continued by the next recovery, and restores whole", async () => {
+  const t = tempPartitionDir("quarantine-resume");
+  try {
+    const bases = await build(t.dir);
+    const before = batchesOnDisk(t.dir);
+    const victim = damage(t.dir, bases[3], "crc");
+    const damagedBytes = readFileSync(logFile(t.dir, bases[3]));
+    // A crash while the later segments were being moved: two of them are in a folder without a manifest,
+    // the damaged segment is not cut yet.
+    const early = join(t.dir, "quarantine-5");
+    mkdirSync(early);
+    for (const b of bases.slice(4, 6)) {
+      for (const ext of [".log", ".index", ".timeindex"]) {
+        const name = `${b.toString().padStart(20, "0")}${ext}`;
+        if (existsSync(join(t.dir, name))) renameSync(join(t.dir, name), join(early, name));
+      }
+    }
+    const first = await open(t.dir, false, bases[2]);
+    assert.equal(first.result.logEndOffset, victim.baseOffset);
+    first.result.close();
+    let qs = listQuarantines(t.dir);
+    assert.deepEqual(
+      qs.map((q) => q.name),
+      ["quarantine-5"],
+      "the interrupted folder is continued",
+    );
+    const segs = (q: (typeof qs)[0]) =>
+      q.manifest?.files.filter((f) => f.kind === "segment").map((f) => BigInt(f.file.slice(0, 20)));
+    assert.deepEqual(segs(qs[0]), bases.slice(4));
+
+    // A crash after the manifest, before the cut: the damaged segment is whole again at the next start.
+    writeFileSync(logFile(t.dir, bases[3]), damagedBytes);
+    const second = await open(t.dir, false, bases[2]);
+    assert.ok(!second.lines.some((l) => /cannot be restored automatically/.test(l)), second.lines.join("\n"));
+    second.result.close();
+    qs = listQuarantines(t.dir);
+    assert.equal(qs.length, 1, "still one quarantine");
+    assert.deepEqual(segs(qs[0]), bases.slice(4));
+
+    restoreQuarantine(t.root, t.dir, qs[0], CFG, new MockTime());
+    const rp = new OffsetCheckpointFile(join(t.root, RECOVERY_POINT_CHECKPOINT)).read().get("topic-0");
+    const { result: again } = await open(t.dir, false, rp?.offset ?? 0n);
+    const expected = before.filter((b) => b.baseOffset !== victim.baseOffset).map((b) => b.baseOffset);
+    assert.deepEqual(batchesThroughLog(again), expected);
+    again.close();
   } finally {
     t.cleanup();
   }
