@@ -443,7 +443,7 @@ export class LogLoader {
     }
     const all = listQuarantines(this.p.dir);
     this.report.unrestoredQuarantineBytes = all
-      .filter((x) => x.manifest?.restored === undefined)
+      .filter((x) => x.manifest?.restored === undefined && x.manifest?.reproduced === undefined)
       .reduce((sum, x) => sum + x.bytes, 0);
     // A crash during an earlier quarantine: its files are safe but it has no manifest; say so each start.
     for (const x of all.filter((y) => y.manifest === undefined))

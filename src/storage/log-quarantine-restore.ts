@@ -33,6 +33,7 @@ import {
 } from "./log-file-names.js";
 import { RECOVERY_POINT_CHECKPOINT } from "./log-manager.js";
 import {
+  batchFiles,
   listQuarantines,
   type QuarantinedFile,
   type QuarantineInfo,
@@ -90,9 +91,11 @@ export function restoreQuarantine(
   if (m === undefined) throw new QuarantineRestoreError(`cannot restore ${name}: ${q.problem}`);
   if (m.restored !== undefined)
     throw new QuarantineRestoreError(`cannot restore ${name}: it was restored already at ${m.restored.time}`);
-  const files = m.files
-    .filter((f) => (f.kind === "intact" || f.kind === "segment") && (f.batches ?? 0) > 0)
-    .sort((a, b) => (baseOf(a) < baseOf(b) ? -1 : 1));
+  if (m.reproduced !== undefined)
+    throw new QuarantineRestoreError(
+      `cannot restore ${name}: its records were produced again at ${m.reproduced.time} (offsets ${m.reproduced.firstOffset}..${m.reproduced.lastOffset} of ${m.reproduced.topic}-${m.reproduced.partition})`,
+    );
+  const files = batchFiles(m);
   if (files.length === 0)
     throw new QuarantineRestoreError(
       `cannot restore ${name}: it holds no intact batches, only damaged bytes`,

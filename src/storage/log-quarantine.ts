@@ -10,6 +10,9 @@
 //                                                      hold no valid batch (the damaged batch)
 //     <base>.log, .index, .timeindex, .txnindex        a later segment, moved as it was
 //
+// `tributary log-recover` lists a quarantine, restores it (log-quarantine-restore.ts) or produces its
+// records again through a running broker (`--reproduce`, quarantinedBatches below).
+//
 // Why inside the partition directory: Kafka's LogManager parses the name of every directory directly in a
 // log dir (LocalLog.parseTopicPartitionName): `<topic>-<n>` is loaded as a log, `…-delete` is deleted,
 // `…-stray` is deleted as a stray replica, `…-future` is loaded as a future replica, and a name it cannot
@@ -102,6 +105,17 @@ export interface QuarantineManifest {
     readonly time: string;
     readonly files: readonly string[];
     readonly logEndOffset: string;
+  };
+  /** Set by `tributary log-recover --reproduce`: the records were produced again (new offsets). */
+  readonly reproduced?: {
+    readonly time: string;
+    readonly topic: string;
+    readonly partition: number;
+    readonly records: number;
+    readonly firstOffset: string;
+    readonly lastOffset: string;
+    /** Records of transactional and control batches left out. */
+    readonly skippedRecords: number;
   };
 }
 
@@ -592,4 +606,45 @@ export function listQuarantines(partitionDir: string): QuarantineInfo[] {
   }
   const t = (q: QuarantineInfo): number => q.manifest?.timeMs ?? 0;
   return out.sort((a, b) => t(a) - t(b) || (a.name < b.name ? -1 : 1));
+}
+
+/** The files of a manifest that hold batches (intact pieces and moved segments), in offset order. */
+export function batchFiles(manifest: QuarantineManifest): QuarantinedFile[] {
+  const base = (f: QuarantinedFile): bigint => BigInt(f.file.slice(0, 20));
+  return manifest.files
+    .filter((f) => (f.kind === "intact" || f.kind === "segment") && (f.batches ?? 0) > 0)
+    .sort((a, b) => (base(a) < base(b) ? -1 : base(a) > base(b) ? 1 : 0));
+}
+
+/**
+ * Every batch of a quarantine's batch files in offset order, each checked (magic, length, CRC32C, offsets
+ * increasing). Throws an Error naming the file and position of the first batch that fails. One batch in
+ * memory at a time (bounded by its file's size).
+ */
+export function* quarantinedBatches(q: QuarantineInfo): Generator<{ file: string; batch: Buffer }> {
+  if (q.manifest === undefined) throw new Error(`${q.dir}: ${q.problem}`);
+  let prevLast = BigInt(q.manifest.logEndOffsetAfterCut) - 1n;
+  const header = Buffer.alloc(RECORD_BATCH_OVERHEAD);
+  for (const f of batchFiles(q.manifest)) {
+    const path = join(q.dir, f.file);
+    const fd = openSync(path, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const base = BigInt(f.file.slice(0, 20));
+      for (let pos = 0; pos < size; ) {
+        const b = validBatchAt(fd, pos, size, prevLast, base, true, header);
+        if (b === undefined)
+          throw new Error(
+            `${path} has no valid batch at position ${pos} of ${size} (damaged, or offsets not after ${prevLast})`,
+          );
+        const batch = Buffer.allocUnsafe(b.size);
+        readFully(fd, batch, pos);
+        yield { file: f.file, batch };
+        prevLast = b.last;
+        pos += b.size;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
 }

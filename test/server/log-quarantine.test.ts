@@ -8,6 +8,8 @@
 // quarantined offsets. With the broker stopped, `log-recover --restore` restores the first topic and
 // refuses the second in one line; after a restart kcat reads every acknowledged record of the first topic
 // but the damaged batch's, and the second topic is as it was. `--restore` on a running broker is refused.
+// `--reproduce` then produces the second topic's intact quarantined records again (new offsets), and kcat
+// reads every acknowledged record of it but the damaged batch's.
 
 import assert from "node:assert/strict";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, writeSync } from "node:fs";
@@ -237,6 +239,55 @@ test("SIGKILL + a damaged middle batch: the rest is quarantined, listed, restore
   const after = await metrics();
   assert.match(after, /^kafka_log_logmanager_quarantinedpartitioncount 1$/m);
   assert.doesNotMatch(after, /kafka_log_log_quarantinedbytes\{topic="qa"/);
+
+  // The alternative for qb: its intact records produced again through the running broker (new offsets).
+  const rep = await runTributary([
+    "log-recover",
+    "--log-dir",
+    broker.logDir,
+    "--reproduce",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--partition",
+    "qb-0",
+  ]);
+  assert.equal(rep.code, 0, rep.stderr);
+  const lostQb = qb.last - qb.base + 1;
+  const quarantinedQb = [...acked.get("qb")!.keys()].filter((o) => o > qb.last).length;
+  assert.match(
+    rep.stdout,
+    new RegExp(
+      `^Reproduced ${quarantinedQb} records of quarantine-\\d+ of partition qb-0 to qb-0 at offsets ${qb.base + 1}\\.\\.${qb.base + quarantinedQb}$`,
+      "m",
+    ),
+  );
+  const qbAfter = await consume("qb");
+  const values = [...qbAfter.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+  const expectedValues = [
+    ...[...acked.get("qb")!].filter(([o]) => o < qb.base).map(([, v]) => v),
+    "after-restart",
+    ...[...acked.get("qb")!].filter(([o]) => o > qb.last).map(([, v]) => v),
+  ];
+  assert.deepEqual(values, expectedValues, `every acknowledged qb record but the damaged batch's ${lostQb}`);
+  const again = await runTributary([
+    "log-recover",
+    "--log-dir",
+    broker.logDir,
+    "--reproduce",
+    "--bootstrap-server",
+    broker.bootstrap,
+  ]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /^Nothing to reproduce$/m);
+  const listed = await runTributary([
+    "log-recover",
+    "--log-dir",
+    broker.logDir,
+    "--list",
+    "--partition",
+    "qb-0",
+  ]);
+  assert.match(listed.stdout, /reproduced at \S+: \d+ records to qb-0 offsets/);
   // The restored log was recovered on this start without cutting anything.
   assert.equal(
     broker.errorLines.filter((l) => /Quarantined/.test(l)).length,

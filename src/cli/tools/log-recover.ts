@@ -6,13 +6,27 @@
 //   --log-dir D --restore    for a stopped broker: puts the intact batches back into their partition's log
 //                            where that is consistent (storage/log-quarantine-restore.ts); a quarantine
 //                            that cannot be restored is one line on stderr saying why, and exit status 1
+//   --log-dir D --reproduce --bootstrap-server B [--topic T]
+//                            for a running broker, when a restore is refused (new records took the
+//                            quarantined offsets): produces the intact records again (key, value, headers,
+//                            timestamp; new offsets, in order, acks=all) to the same partition of their
+//                            topic or of T; transactional and control batches are left out (their
+//                            outcome is not in the quarantine) and counted; the manifest records it
 //   --partition T-N          only that partition
 //
 // Every error is one line naming what and why; nothing prints a stack trace.
 
 import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import type { QuarantineInfo } from "../../storage/log-quarantine.js";
+import { KafkaProducer } from "../../client/producer/kafka-producer.js";
+import {
+  ATTRIBUTES_OFFSET,
+  CONTROL_FLAG_MASK,
+  decodeBatchRecords,
+  RECORDS_COUNT_OFFSET,
+  TRANSACTIONAL_FLAG_MASK,
+} from "../../protocol/records/index.js";
+import { type QuarantineInfo, quarantinedBatches, writeManifest } from "../../storage/log-quarantine.js";
 import {
   QuarantineRestoreError,
   quarantinesIn,
@@ -38,6 +52,21 @@ export const LOG_RECOVER_SPEC: ToolSpec = {
         "Put the intact quarantined batches back into their partition's log (the broker must be stopped).",
     },
     {
+      name: "reproduce",
+      description:
+        "Produce the intact quarantined records again through a running broker (new offsets), for a quarantine that cannot be restored. Leaves out transactional and control batches.",
+    },
+    {
+      name: "bootstrap-server",
+      description: "With --reproduce: the broker(s) to produce to.",
+      arg: { type: "String", describedAs: "server(s) to connect to" },
+    },
+    {
+      name: "topic",
+      description: "With --reproduce: the topic to produce to (default: the quarantine's own topic).",
+      arg: { type: "String", describedAs: "topic" },
+    },
+    {
       name: "partition",
       description: "Only this partition.",
       arg: { type: "String", describedAs: "topic-partition" },
@@ -48,7 +77,12 @@ export const LOG_RECOVER_SPEC: ToolSpec = {
 function describe(q: QuarantineInfo): string[] {
   const m = q.manifest;
   if (m === undefined) return [`  ${q.name}: ${q.problem}; ${q.bytes} bytes of files`];
-  const state = m.restored ? `restored at ${m.restored.time}` : "not restored";
+  const r = m.reproduced;
+  const state = m.restored
+    ? `restored at ${m.restored.time}`
+    : r
+      ? `reproduced at ${r.time}: ${r.records} records to ${r.topic}-${r.partition} offsets ${r.firstOffset}..${r.lastOffset}`
+      : "not restored";
   const lines = [
     `  ${q.name} (${m.time}, ${state}): recovery cut the log at position ${m.cutPosition} of ${m.cutSegment} (${m.reason}); the log ended at offset ${m.logEndOffsetAfterCut} after the cut`,
   ];
@@ -69,9 +103,11 @@ function describe(q: QuarantineInfo): string[] {
 
 async function logRecover(args: ParsedArgs): Promise<number> {
   checkRequired(args, "log-dir");
-  checkInvalid(args, "list", ["restore"]);
-  if (!args.has("list") && !args.has("restore"))
-    throw new UsageError("Exactly one of --list or --restore must be given");
+  checkInvalid(args, "list", ["restore", "reproduce"]);
+  checkInvalid(args, "restore", ["reproduce"]);
+  if (!args.has("list") && !args.has("restore") && !args.has("reproduce"))
+    throw new UsageError("Exactly one of --list, --restore or --reproduce must be given");
+  if (args.has("reproduce")) checkRequired(args, "bootstrap-server");
   const logDir = args.value("log-dir") ?? "";
   if (!existsSync(logDir) || !statSync(logDir).isDirectory())
     throw new UsageError(`--log-dir ${logDir}: expected an existing log directory`);
@@ -90,6 +126,8 @@ async function logRecover(args: ParsedArgs): Promise<number> {
     return 0;
   }
 
+  if (args.has("reproduce")) return reproduce(args, found);
+
   if (!stoppedCleanly(logDir)) {
     process.stderr.write(
       `cannot restore in ${logDir}: the broker using it is running or did not stop cleanly (no .kafka_cleanshutdown); stop it with server-stop first (after a crash, start and stop it once so recovery runs)\n`,
@@ -97,7 +135,9 @@ async function logRecover(args: ParsedArgs): Promise<number> {
     return 1;
   }
   const pending = found.flatMap((p) =>
-    p.quarantines.filter((q) => q.manifest?.restored === undefined).map((q) => ({ p, q })),
+    p.quarantines
+      .filter((q) => q.manifest?.restored === undefined && q.manifest?.reproduced === undefined)
+      .map((q) => ({ p, q })),
   );
   if (pending.length === 0) {
     process.stdout.write(`Nothing to restore in ${logDir}${only ? ` for partition ${only}` : ""}\n`);
@@ -117,6 +157,93 @@ async function logRecover(args: ParsedArgs): Promise<number> {
     }
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** --reproduce: every pending quarantine's intact records, produced again in order. */
+async function reproduce(
+  args: ParsedArgs,
+  found: Array<{ partitionDir: string; quarantines: QuarantineInfo[] }>,
+): Promise<number> {
+  const pending = found.flatMap((p) =>
+    p.quarantines.filter(
+      (q) =>
+        q.manifest !== undefined && q.manifest.restored === undefined && q.manifest.reproduced === undefined,
+    ),
+  );
+  if (pending.length === 0) {
+    process.stdout.write("Nothing to reproduce\n");
+    return 0;
+  }
+  // Check every batch before sending anything.
+  for (const q of pending) {
+    try {
+      for (const _ of quarantinedBatches(q)) {
+        // checked as it is read
+      }
+    } catch (e) {
+      process.stderr.write(`cannot reproduce ${q.name}: ${(e as Error).message}; nothing was sent\n`);
+      return 1;
+    }
+  }
+  const producer = new KafkaProducer({
+    "bootstrap.servers": args.value("bootstrap-server") ?? "",
+    acks: "all",
+    "max.in.flight.requests.per.connection": "1",
+    "client.id": "log-recover",
+  });
+  try {
+    for (const q of pending) {
+      const m = q.manifest!;
+      const topic = args.value("topic") ?? m.topic;
+      let records = 0;
+      let skipped = 0;
+      let first: bigint | undefined;
+      let last: bigint | undefined;
+      for (const { batch } of quarantinedBatches(q)) {
+        const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET);
+        if ((attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) !== 0) {
+          skipped += batch.readInt32BE(RECORDS_COUNT_OFFSET);
+          continue;
+        }
+        const sent = await Promise.all(
+          decodeBatchRecords(batch).map((r) =>
+            producer.send({
+              topic,
+              partition: m.partition,
+              key: r.key,
+              value: r.value,
+              headers: r.headers,
+              timestamp: r.timestamp,
+            }),
+          ),
+        );
+        for (const md of sent) {
+          const o = BigInt(md.offset);
+          if (first === undefined || o < first) first = o;
+          if (last === undefined || o > last) last = o;
+        }
+        records += sent.length;
+      }
+      writeManifest(q.dir, {
+        ...m,
+        reproduced: {
+          time: new Date().toISOString(),
+          topic,
+          partition: m.partition,
+          records,
+          firstOffset: String(first ?? -1n),
+          lastOffset: String(last ?? -1n),
+          skippedRecords: skipped,
+        },
+      });
+      process.stdout.write(
+        `Reproduced ${records} records of ${q.name} of partition ${m.topic}-${m.partition} to ${topic}-${m.partition} at offsets ${first ?? "-"}..${last ?? "-"}${skipped > 0 ? `; left out ${skipped} records of transactional or control batches` : ""}\n`,
+      );
+    }
+  } finally {
+    await producer.close(10_000);
+  }
+  return 0;
 }
 
 export async function runLogRecover(argv: string[]): Promise<number> {

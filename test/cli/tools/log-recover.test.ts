@@ -1,5 +1,6 @@
 // `tributary log-recover` on hand-made log dirs: every bad input is one line naming what and why with exit
-// status 1 (no log dir, a missing dir, --list with --restore, neither, a restore while the broker runs or
+// status 1 (no log dir, a missing dir, conflicting or missing modes, --reproduce without
+// --bootstrap-server, a restore while the broker runs or
 // after a crash), an unreadable or missing manifest is listed as such and refused by --restore in one line,
 // and an empty log dir lists and restores nothing. (The real quarantine made by a broker's recovery, listed
 // and restored, is test/server/log-quarantine.test.ts.)
@@ -33,8 +34,10 @@ test("bad command lines are one line each", () => {
     /^--log-dir .*nope: expected an existing log directory$/,
   );
   oneLine(run("--log-dir", root, "--list", "--restore"), /can't be used with option/);
-  oneLine(run("--log-dir", root), /^Exactly one of --list or --restore must be given$/);
+  oneLine(run("--log-dir", root), /^Exactly one of --list, --restore or --reproduce must be given$/);
   oneLine(run("--log-dir", root, "--bogus"), /^bogus is not a recognized option$/);
+  oneLine(run("--log-dir", root, "--reproduce"), /^Missing required argument "\[bootstrap-server\]"$/);
+  oneLine(run("--log-dir", root, "--restore", "--reproduce"), /can't be used with option/);
 });
 
 test("an empty log dir: nothing listed, nothing restored", () => {
