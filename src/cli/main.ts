@@ -68,7 +68,7 @@ const TOOLS: Record<string, Tool> = {
   },
   "log-recover": {
     summary:
-      "List or restore what log recovery quarantined instead of deleting (--log-dir D --list|--restore)",
+      "List, restore or produce again what log recovery quarantined instead of deleting (--log-dir D --list|--restore|--reproduce)",
     run: async (a) => (await import("./tools/log-recover.js")).runLogRecover(a),
   },
   "producer-perf-test": {
