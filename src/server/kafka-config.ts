@@ -31,6 +31,7 @@ import {
 } from "../storage/log-config.js";
 import type { LogManagerConfig } from "../storage/log-manager.js";
 import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
+import type { CredentialCache } from "./security/credential-cache.js";
 import { SaslConfigError, saslListenerConfig } from "./security/sasl-config.js";
 import type { SaslListenerConfig } from "./security/sasl-server-authenticator.js";
 
@@ -684,10 +685,13 @@ export class KafkaConfig {
     }
   }
 
-  /** A SASL listener's mechanisms (server/security/sasl-config.ts); a bad setting is a ConfigException. */
-  saslConfigFor(listenerName: string): SaslListenerConfig {
+  /**
+   * A SASL listener's mechanisms (server/security/sasl-config.ts), SCRAM over `credentials`; a bad
+   * setting is a ConfigException.
+   */
+  saslConfigFor(listenerName: string, credentials?: CredentialCache): SaslListenerConfig {
     try {
-      return saslListenerConfig(listenerName, (key) => this.originals.get(key));
+      return saslListenerConfig(listenerName, (key) => this.originals.get(key), credentials);
     } catch (e) {
       if (e instanceof SaslConfigError) throw new ConfigException(e.message);
       throw e;

@@ -24,6 +24,8 @@ import { SaslAuthenticationError, type SaslServer } from "./plain-sasl-server.js
 /** What a SASL listener offers: its enabled mechanisms, each with a factory of server exchanges. */
 export interface SaslListenerConfig {
   readonly mechanisms: ReadonlyMap<string, () => SaslServer>;
+  /** Resolves once the mechanisms can authenticate (SCRAM: the credentials have been loaded). */
+  readonly ready?: Promise<void>;
 }
 
 type State = "handshake" | "authenticate" | "authenticate-raw" | "complete" | "failed";
@@ -50,6 +52,7 @@ export class SaslServerAuthenticator {
   async process(conn: ConnectionInfo, frame: Buffer, receivedNs: bigint): Promise<RequestOutcome> {
     if (this.state === "complete") return this.delegate(conn, frame, receivedNs);
     if (this.state === "failed") return { kind: "close", reason: "SASL authentication failed" };
+    if (this.config.ready !== undefined && this.state !== "handshake") await this.config.ready;
     if (this.state === "authenticate-raw") return this.rawToken(frame);
     const decoded = decodeRequest(frame);
     if (!decoded.ok) {
