@@ -3,7 +3,8 @@
 //   client-first  gs2 header "n" (no channel binding), optional authzid (must be the user), saslname
 //                 (=2C / =3D unescaped), client nonce → server-first with nonce+server nonce, the
 //                 user's salt and iterations;
-//   client-final  channel binding must be the gs2 header (c=biws for "n,,"), the combined nonce, and a
+//   client-final  channel binding must be the gs2 header (c=biws for "n,,"), the combined nonce (or, as
+//                 Kafka 3.8.1+ accepts for librdkafka < 2.6.1, anything ending with it), and a
 //                 proof whose H(ClientSignature XOR proof) equals the StoredKey (constant time) →
 //                 server-final v=<ServerSignature>.
 // An unknown user (or one without a credential of this mechanism, or fewer iterations than the
@@ -128,7 +129,11 @@ export class ScramSaslServer implements SaslServer {
     const proofOk =
       final.proof.length === signature.length &&
       timingSafeEqual(hash(this.scram, xor(signature, final.proof)), credential.storedKey);
-    const nonceOk = sameText(final.nonce, this.combinedNonce);
+    // Kafka 3.8.1+ (the CVE-2024-56128 fix) accepts a nonce that ends with the combined nonce: librdkafka
+    // before 2.6.1 sends its client nonce twice. The server part still has to be there, so no replay.
+    const nonceOk =
+      final.nonce.length >= this.combinedNonce.length &&
+      sameText(final.nonce.slice(final.nonce.length - this.combinedNonce.length), this.combinedNonce);
     const bindingOk = sameText(final.channelBinding.toString("utf8"), first.gs2Header);
     if (!(proofOk && nonceOk && bindingOk && this.credentialIsReal)) this.fail();
     const server = serverSignature(this.scram, credential.serverKey, auth);
