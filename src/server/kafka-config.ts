@@ -258,8 +258,9 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
 
 /** `listener.name.<listener>.ssl.*` / `.sasl.*`: a listener's own settings (Kafka's listener prefix). */
 const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.(ssl\.[a-z.]+|sasl\.enabled\.mechanisms)$/;
-/** `listener.name.<listener>.<mechanism>.sasl.jaas.config`. */
-const LISTENER_JAAS_KEY = /^listener\.name\.[a-z0-9_]+\.[a-z0-9-]+\.sasl\.jaas\.config$/;
+/** `listener.name.<listener>.<mechanism>.sasl.jaas.config` / `.connections.max.reauth.ms`. */
+const LISTENER_JAAS_KEY =
+  /^listener\.name\.[a-z0-9_]+\.[a-z0-9-]+\.(sasl\.jaas\.config|connections\.max\.reauth\.ms)$/;
 
 // Every broker synonym of a topic config (log.segment.bytes, log.retention.hours, …) and the remaining
 // log.cleaner.* keys are known too; brokerLogConfigFrom validates them.

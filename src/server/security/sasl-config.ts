@@ -38,12 +38,24 @@ export function saslListenerConfig(
     throw new SaslConfigError(
       `Invalid value ${raw} for configuration ${mechanismsKey}: at least one SASL mechanism`,
     );
-  const mechanisms = new Map<string, () => SaslServer>();
+  const mechanisms = new Map<string, (reauthentication?: boolean) => SaslServer>();
+  const maxReauthMs = new Map<string, number>();
   let ready: Promise<void> | undefined;
   for (const name of names) {
+    // KIP-368: `listener.name.<l>.<mechanism>.connections.max.reauth.ms`, else the broker's.
+    const reauthKey =
+      get(`${prefix}${name.toLowerCase()}.connections.max.reauth.ms`) !== undefined
+        ? `${prefix}${name.toLowerCase()}.connections.max.reauth.ms`
+        : "connections.max.reauth.ms";
+    const reauth = (get(reauthKey) ?? "0").trim();
+    if (!/^-?\d{1,15}$/.test(reauth))
+      throw new SaslConfigError(
+        `Invalid value ${reauth} for configuration ${reauthKey}: Not a number of type LONG`,
+      );
+    if (Number(reauth) > 0) maxReauthMs.set(name, Number(reauth));
     const scram = scramMechanismByName(name);
     if (scram !== undefined) {
-      mechanisms.set(name, () => new ScramSaslServer(scram, credentials));
+      mechanisms.set(name, (reauthentication) => new ScramSaslServer(scram, credentials, reauthentication));
       ready = credentials.loaded;
       continue;
     }
@@ -79,5 +91,5 @@ export function saslListenerConfig(
       );
     mechanisms.set(name, () => new PlainSaslServer(users));
   }
-  return ready === undefined ? { mechanisms } : { mechanisms, ready };
+  return { mechanisms, maxReauthMs, ...(ready === undefined ? {} : { ready }) };
 }

@@ -51,9 +51,11 @@ export class ScramSaslServer implements SaslServer {
   private credential: ScramCredential | undefined;
   private credentialIsReal = false;
 
+  /** `reauthentication`: a KIP-368 re-authentication, which the failure message names. */
   constructor(
     private readonly scram: ScramMechanism,
     private readonly credentials: CredentialCache,
+    private readonly reauthentication = false,
   ) {}
 
   get mechanism(): string {
@@ -73,7 +75,7 @@ export class ScramSaslServer implements SaslServer {
     this.state = "failed";
     this.credential = undefined;
     throw new SaslAuthenticationError(
-      `Authentication failed during authentication due to invalid credentials with SASL mechanism ${this.scram.name}`,
+      `Authentication failed during ${this.reauthentication ? "re-authentication" : "authentication"} due to invalid credentials with SASL mechanism ${this.scram.name}`,
     );
   }
 
