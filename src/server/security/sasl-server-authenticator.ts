@@ -206,7 +206,7 @@ export class SaslServerAuthenticator {
     this.principal = principal;
     const lifetimeMs = this.config.maxReauthMs?.get(this.mechanism) ?? 0;
     this.sessionExpiryNs = lifetimeMs > 0 ? receivedNs + BigInt(lifetimeMs) * 1_000_000n : undefined;
-    return lifetimeMs > 0 ? lifetimeMs : 0;
+    return Math.max(lifetimeMs, 0);
   }
 
   /** KafkaChannel.maybeBeginServerReauthentication: sessions that expire, clients that know, once a second. */
