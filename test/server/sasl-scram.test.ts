@@ -118,6 +118,24 @@ test("configs --describe --entity-type users prints what kafka-configs prints", 
     assert.match(r.stderr, expected);
     assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   }
+  const defaults = await configs([
+    ...[
+      "--alter",
+      "--entity-type",
+      "users",
+      "--entity-default",
+      "--add-config",
+      "SCRAM-SHA-256=[password=x]",
+    ],
+  ]);
+  assert.notEqual(defaults.code, 0);
+  assert.match(
+    defaults.stderr,
+    /The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using --bootstrap-server\./,
+  );
+  // No credential was written for carol by any of these.
+  const carol = await configs(["--describe", "--entity-type", "users", "--entity-name", "carol"]);
+  assert.match(carol.stdout, /Attempt to describe a user credential that does not exist: carol/);
 });
 
 const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
