@@ -97,6 +97,25 @@ test("RFC 7677's SCRAM-SHA-256 example: the client's messages and the server's s
     /Invalid server signature/,
   );
   assert.equal(c2.complete, false);
+  // A broker asking for too few or too many iterations is refused before any hashing.
+  for (const [i, expected] of [
+    [4095, /less than the minimum 4096/],
+    [1_000_000, /more than the maximum 16384/],
+  ] as const) {
+    const c3 = new ScramClientMechanism("SCRAM-SHA-256", { username: "user", password: "pencil" }, "abc");
+    c3.initialResponse();
+    assert.throws(
+      () => c3.evaluateChallenge(Buffer.from(`r=abcdef,s=${salt.toString("base64")},i=${i}`)),
+      expected,
+    );
+  }
+  // A server nonce that does not extend the client's is refused.
+  const c4 = new ScramClientMechanism("SCRAM-SHA-256", { username: "user", password: "pencil" }, "abc");
+  c4.initialResponse();
+  assert.throws(
+    () => c4.evaluateChallenge(Buffer.from(`r=xyzdef,s=${salt.toString("base64")},i=4096`)),
+    /nonce/,
+  );
   // The broker's side of the same exchange (its own nonce), over the stored credential.
   const cache = cacheWith("user", {
     "SCRAM-SHA-256": credentialText(SCRAM_SHA_256, "pencil", 4096, salt),

@@ -1,6 +1,6 @@
 // ScramClientMechanism: SCRAM-SHA-256 / SCRAM-SHA-512 on the client (RFC 5802, RFC 7677, Kafka's
 // ScramSaslClient): client-first `n,,n=<saslname>,r=<nonce>`; for the broker's server-first (its nonce
-// must extend ours, iterations at least the mechanism's minimum) the client-final `c=biws,r=…,p=<proof>`;
+// must extend ours, iterations between the mechanism's minimum and 16384) the client-final `c=biws,r=…,p=<proof>`;
 // then the broker's server-final must carry the expected ServerSignature (`e=<error>` or a wrong
 // signature is an Error), after which the exchange is complete.
 
@@ -14,7 +14,11 @@ import {
   serverKey,
   serverSignature,
 } from "../../../common/security/scram-formatter.js";
-import { type ScramMechanism, scramMechanismByName } from "../../../common/security/scram-mechanism.js";
+import {
+  SCRAM_MAX_ITERATIONS,
+  type ScramMechanism,
+  scramMechanismByName,
+} from "../../../common/security/scram-mechanism.js";
 import {
   clientFinalWithoutProof,
   formatClientFirst,
@@ -76,6 +80,11 @@ export class ScramClientMechanism implements SaslClientMechanism {
     if (first.iterations < this.scram.minIterations)
       throw new Error(
         `Requested iterations ${first.iterations} is less than the minimum ${this.scram.minIterations} for ${this.scram.name}`,
+      );
+    // No broker stores more (Kafka's bound): a larger count would only keep this client hashing.
+    if (first.iterations > SCRAM_MAX_ITERATIONS)
+      throw new Error(
+        `Requested iterations ${first.iterations} is more than the maximum ${SCRAM_MAX_ITERATIONS} for ${this.scram.name}`,
       );
     const salted = saltedPassword(this.scram, this.credentials.password, first.salt, first.iterations);
     const withoutProof = clientFinalWithoutProof("n,,", first.nonce);
