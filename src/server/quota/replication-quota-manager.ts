@@ -23,6 +23,7 @@ export interface ReplicaQuota {
   isThrottled(tp: TopicPartition): boolean;
   isQuotaExceeded(): boolean;
   record(bytes: number): void;
+  throttleTimeMs(): number;
 }
 
 /** Kafka's AllReplicas marker: the topic's throttled replicas are `*`. */
@@ -66,6 +67,18 @@ export class ReplicationQuotaManager implements ReplicaQuota {
   isQuotaExceeded(): boolean {
     if (this.bound === Number.POSITIVE_INFINITY) return false;
     return this.rate.measure(this.nowMs()) > this.bound;
+  }
+
+  /**
+   * How long until the measured rate is back at the bound if nothing more is recorded (Kafka's
+   * QuotaUtils.throttleTime: (rate - bound) / bound × window); 0 when not exceeded.
+   */
+  throttleTimeMs(): number {
+    if (this.bound === Number.POSITIVE_INFINITY) return 0;
+    const now = this.nowMs();
+    const rate = this.rate.measure(now);
+    if (rate <= this.bound) return 0;
+    return Math.ceil(((rate - this.bound) / this.bound) * this.rate.windowSizeMs(now));
   }
 
   isThrottled(tp: TopicPartition): boolean {

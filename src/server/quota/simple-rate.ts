@@ -74,8 +74,9 @@ export class SimpleRate {
     }
   }
 
-  private windowSizeMs(nowMs: number): number {
-    // purgeObsolete has just run (measure), as SimpleRate.windowSize runs it.
+  /** The time the measurement divides by at `nowMs` (SimpleRate.windowSize), in ms. */
+  windowSizeMs(nowMs: number): number {
+    this.purgeObsolete(nowMs);
     let oldest = nowMs;
     for (const s of this.list) if (s.startMs < oldest) oldest = s.startMs;
     return Math.max(nowMs - oldest, this.config.windowMs);

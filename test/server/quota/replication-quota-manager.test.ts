@@ -70,6 +70,26 @@ test("the quota is exceeded only while the measured rate is above the bound", ()
   assert.equal(q2.isQuotaExceeded(), true);
 });
 
+test("throttle time: how long until the rate is back at the bound (Kafka's QuotaUtils.throttleTime)", () => {
+  let now = 0;
+  const q = new ReplicationQuotaManager("FollowerReplication", KAFKA_DEFAULT, () => now);
+  q.record(1_000_000);
+  assert.equal(q.throttleTimeMs(), 0, "unbounded");
+  q.updateQuota(1000n);
+  now = 2000;
+  q.record(3_000); // samples: 1,000,000 at 0 and 3,000 at 2000 (window 2 s: 501,500 B/s)
+  // (501500 - 1000) / 1000 × 2000 ms
+  assert.equal(q.throttleTimeMs(), 1_001_000);
+  const r = new ReplicationQuotaManager("FollowerReplication", KAFKA_DEFAULT, () => now);
+  r.updateQuota(1000n);
+  now = 0;
+  r.record(3000);
+  now = 1500; // 3000 B over 1.5 s: 2000 B/s; back to 1000 B/s at 3 s
+  assert.equal(r.throttleTimeMs(), 1500);
+  now = 3000;
+  assert.equal(r.throttleTimeMs(), 0);
+});
+
 test("a throttled rate holds the long-run average at the bound when bytes move only while under it", () => {
   // The leader's loop: each 100 ms tick sends a 1 MB chunk unless the quota is exceeded.
   let now = 0;
