@@ -12,6 +12,9 @@
 //   - `configs --alter --add-config leader.replication.throttled.rate=…` on a broker; bad values refused
 //     with Kafka's error; `--execute --additional --throttle` changes the rate of a running throttled
 //     reassignment (a crawl at 50 KB/s finishes at once at 100 MB/s); `--cancel` clears the throttles.
+//   - `decommission-broker --throttle` sets the same throttles and clears them when the broker is empty.
+//   - Followers in the ISR are never throttled: with 1000 B/s rates and `*` on both lists, acks=all
+//     writes of 5 MB to an RF 2 topic go at full speed and the follower stays in the ISR.
 
 import assert from "node:assert/strict";
 import { readdirSync, statSync, writeFileSync } from "node:fs";
@@ -103,7 +106,7 @@ async function describedThrottles(): Promise<string[]> {
   return out;
 }
 
-async function produce(topic: string, records: number): Promise<void> {
+async function produce(topic: string, records: number, acks = "1"): Promise<void> {
   const r = await cluster!.tributary(
     [
       "producer-perf-test",
@@ -117,7 +120,7 @@ async function produce(topic: string, records: number): Promise<void> {
       "-1",
       "--producer-props",
       `bootstrap.servers=${cluster!.bootstrap()}`,
-      "acks=1",
+      `acks=${acks}`,
       "linger.ms=5",
       "batch.size=262144",
     ],
@@ -425,6 +428,57 @@ test("decommission-broker --throttle throttles the moves as reassign-partitions 
         (await c.describe("leaving")).map((d) => d.replicas),
         [[1]],
       );
+    },
+  );
+});
+
+test("in-sync followers are not throttled: acks=all at full speed under a 1000 B/s throttle on every replica", async () => {
+  await withLogTails(
+    () => cluster,
+    async () => {
+      const c = cluster!;
+      await tool(["topics", "--create", "--topic", "insync", "--replica-assignment", "1:0"]);
+      await c.waitForDescribe("insync", "ISR 1,0", 20_000, (ps) => ps.length === 1 && ps[0].isr.length === 2);
+      for (const id of ["0", "1"])
+        await tool([
+          "configs",
+          "--entity-type",
+          "brokers",
+          "--entity-name",
+          id,
+          "--alter",
+          "--add-config",
+          "leader.replication.throttled.rate=1000,follower.replication.throttled.rate=1000",
+        ]);
+      await tool([
+        "configs",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "insync",
+        "--alter",
+        "--add-config",
+        "leader.replication.throttled.replicas=*,follower.replication.throttled.replicas=*",
+      ]);
+      assert.equal((await zkConfig("/config/topics/insync"))["leader.replication.throttled.replicas"], "*");
+      const t0 = performance.now();
+      await produce("insync", 5000, "all"); // 5 MB: 5000 s at 1000 B/s if it were throttled
+      const seconds = (performance.now() - t0) / 1000;
+      assert.ok(seconds < 60, `${seconds} s`);
+      const [p] = await c.describe("insync");
+      assert.deepEqual([p.leader, [...p.isr].sort()], [1, [0, 1]]);
+      assert.ok(logBytes(0, "insync", 0) >= 5_000_000, `${logBytes(0, "insync", 0)} bytes on the follower`);
+      for (const id of ["0", "1"])
+        await tool([
+          "configs",
+          "--entity-type",
+          "brokers",
+          "--entity-name",
+          id,
+          "--alter",
+          "--delete-config",
+          "leader.replication.throttled.rate,follower.replication.throttled.rate",
+        ]);
     },
   );
 });

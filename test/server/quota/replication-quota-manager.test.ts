@@ -7,6 +7,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  ConfigValidationError,
+  validateBrokerConfigs,
+  validateTopicConfigs,
+} from "../../../src/server/metadata/config-definitions.js";
+import {
   DEFAULT_REPLICATION_THROTTLED_RATE,
   parseThrottledPartitions,
   ReplicationQuotaManager,
@@ -154,4 +159,31 @@ test("the dynamic configs drive the three quotas as Kafka's config handlers do",
   quotas.applyTopicConfig("t", { "leader.replication.throttled.replicas": "" });
   assert.deepEqual(quotas.leader.throttledTopics(), []);
   assert.deepEqual(quotas.follower.throttledTopics(), []);
+});
+
+test("config validation: Kafka's ThrottledReplicaListValidator and the rates as longs >= 0", () => {
+  for (const ok of ["", "*", " * ", "0:1", "0:1,1:2", "0:1,,1:2", " 0:1 , 1:2 "])
+    validateTopicConfigs({ "leader.replication.throttled.replicas": ok });
+  for (const bad of ["0-1", "1:a", "0:1:2", "*,0:1", "0 : 1"])
+    assert.throws(
+      () => validateTopicConfigs({ "follower.replication.throttled.replicas": bad }),
+      (e: Error) =>
+        e instanceof ConfigValidationError &&
+        e.errorName === "INVALID_CONFIG" &&
+        e.message.includes("follower.replication.throttled.replicas") &&
+        e.message.includes("[partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+      bad,
+    );
+  for (const ok of ["0", "1024", "9223372036854775807"])
+    validateBrokerConfigs({ "leader.replication.throttled.rate": ok }, true);
+  for (const bad of ["-1", "abc", "1.5", "9223372036854775808"])
+    assert.throws(
+      () => validateBrokerConfigs({ "replica.alter.log.dirs.io.max.bytes.per.second": bad }, true),
+      (e: Error) =>
+        e instanceof ConfigValidationError &&
+        e.errorName === "INVALID_CONFIG" &&
+        e.message ===
+          `Invalid value ${JSON.stringify(bad)} for configuration replica.alter.log.dirs.io.max.bytes.per.second: expected a long >= 0 (bytes/s)`,
+      bad,
+    );
 });
