@@ -345,10 +345,21 @@ test("configs sets the broker throttles; --execute --additional --throttle chang
         p,
         "--throttle",
         "100000000",
+        "--replica-alter-log-dirs-throttle",
+        "2000000",
       ]);
       assert.ok(
         faster.stdout.includes("The inter-broker throttle limit was set to 100000000 B/s"),
         show(faster),
+      );
+      // As Kafka: the log-dir rate goes only to brokers with a replica moving between log dirs (none here).
+      assert.ok(
+        faster.stdout.includes("The replica-alter-dir throttle limit was set to 2000000 B/s"),
+        show(faster),
+      );
+      assert.equal(
+        (await zkConfig("/config/brokers/1"))["replica.alter.log.dirs.io.max.bytes.per.second"],
+        undefined,
       );
       for (const id of [0, 1])
         assert.equal(
