@@ -64,6 +64,7 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { ReplicationQuotas } from "./quota/replication-quotas.js";
 import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
 import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
@@ -113,6 +114,8 @@ export class KafkaServer {
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
   readonly metrics: BrokerMetrics;
+  /** The replication throttles (leader, follower, alter-log-dirs), driven by the dynamic configs. */
+  readonly replicationQuotas: ReplicationQuotas;
   private metricsServer: MetricsHttpServer | undefined;
 
   constructor(
@@ -129,8 +132,24 @@ export class KafkaServer {
     this.processingEnabled = new Promise((resolve) => {
       this.enableProcessing = resolve;
     });
+    this.replicationQuotas = new ReplicationQuotas(
+      {
+        brokerId: config.brokerId,
+        replicationWindows: {
+          samples: config.getInt("replication.quota.window.num"),
+          windowSeconds: config.getInt("replication.quota.window.size.seconds"),
+        },
+        alterLogDirsWindows: {
+          samples: config.getInt("alter.log.dirs.replication.quota.window.num"),
+          windowSeconds: config.getInt("alter.log.dirs.replication.quota.window.size.seconds"),
+        },
+      },
+      () => this.time.milliseconds(),
+      new Logger("kafka.server.ReplicationQuotaManager", `broker=${config.brokerId}`),
+    );
     this.metrics = new BrokerMetrics(this.time);
     this.metrics.bind({
+      replicationQuotas: () => this.replicationQuotas,
       brokerState: () => BROKER_STATE[this.state],
       replicaManager: () => this.replicaManager,
       logManager: () => this._logManager,
@@ -276,6 +295,7 @@ export class KafkaServer {
         },
         this.metrics.brokerTopicStats,
       );
+      this.replicaManager.leaderReplicationQuota = this.replicationQuotas.leader;
       this.replicaManager.startup();
       this.groupCoordinator = new GroupCoordinator(
         config.brokerId,
@@ -394,6 +414,7 @@ export class KafkaServer {
           backoffMs: config.getInt("replica.fetch.backoff.ms"),
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
+          quota: this.replicationQuotas.follower,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
@@ -470,6 +491,7 @@ export class KafkaServer {
         addPartitionsToTxnManager,
         controller,
         controllerRequests,
+        replicationQuotas: this.replicationQuotas,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
@@ -571,6 +593,7 @@ export class KafkaServer {
    * (ControllerRequests), not here.
    */
   private applyMetadataDelta(delta: MetadataDelta): void {
+    this.applyReplicationThrottles(delta);
     const lm = this._logManager;
     if (lm === undefined) return;
     try {
@@ -592,6 +615,21 @@ export class KafkaServer {
     for (const path of delta.entityConfigs)
       for (const error of this.credentialCache.updateEntity(path, cache.entityConfig(path)))
         this.logger.error(error);
+  }
+
+  /**
+   * The replication throttles follow this broker's dynamic config entity (the rates) and the topics'
+   * throttled-replicas configs (Kafka's BrokerConfigHandler / TopicConfigHandler); a deleted topic's
+   * throttle goes with it.
+   */
+  private applyReplicationThrottles(delta: MetadataDelta): void {
+    const cache = this.metadataCache;
+    if (cache === undefined) return;
+    const quotas = this.replicationQuotas;
+    if (delta.brokerConfigs.has(String(this.config.brokerId)))
+      quotas.applyBrokerConfig(cache.brokerConfig(String(this.config.brokerId)));
+    for (const [topic, props] of delta.topicConfigs) quotas.applyTopicConfig(topic, props);
+    for (const { topic } of delta.removed) if (!cache.hasTopic(topic)) quotas.applyTopicConfig(topic, {});
   }
 
   /**
