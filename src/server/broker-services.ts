@@ -13,6 +13,7 @@ import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
 import type { ProducerIdManager } from "./producer-id-manager.js";
+import type { RequestThrottling } from "./quota/request-throttling.js";
 import type { ReplicaManager } from "./replication/replica-manager.js";
 
 export interface BrokerServices {
@@ -39,4 +40,6 @@ export interface BrokerServices {
   readonly controller: KafkaController;
   /** LeaderAndIsr / UpdateMetadata / StopReplica from the controller. */
   readonly controllerRequests: ControllerRequests;
+  /** Client quotas (Fetch caps its size to the consumer's quota window); absent in some tests. */
+  readonly clientQuotas?: RequestThrottling;
 }

@@ -1,5 +1,6 @@
 // `tributary configs` (kafka-configs.sh, Kafka's ConfigCommand with --bootstrap-server) for topics,
-// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers: --describe
+// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers (users and
+// clients: configs-quotas.ts): --describe
 // [--all] prints `Dynamic configs for topic t are:` then `  k=v sensitive=false synonyms={SOURCE:k=v, …}`
 // lines; --alter --add-config k=v,k2=[a,b] / --add-config-file / --delete-config k sends
 // IncrementalAlterConfigs and prints `Completed updating config for topic t.`.
@@ -86,7 +87,7 @@ export const CONFIGS_SPEC: ToolSpec = {
 };
 
 export function runConfigs(argv: string[]): Promise<number> {
-  return runTool(CONFIGS_SPEC, argv, configsCommand, {
+  return runTool(CONFIGS_SPEC, argv, (args) => configsCommand(args, argv), {
     errorPrefix: `Error while executing config command with args '${argv.join(" ")}': `,
   });
 }
@@ -214,7 +215,12 @@ function entryLine(e: ConfigEntry): string {
   return `  ${e.name}=${e.value} sensitive=${e.isSensitive} synonyms={${synonyms.join(", ")}}`;
 }
 
-async function configsCommand(args: ParsedArgs): Promise<number> {
+async function configsCommand(args: ParsedArgs, argv: readonly string[]): Promise<number> {
+  // users / clients: client quotas (configs-quotas.ts; loaded lazily, it uses this module's parsers).
+  if (args.values("entity-type").some((t) => t === "users" || t === "clients")) {
+    const { clientQuotaConfigsCommand } = await import("./configs-quotas.js");
+    return clientQuotaConfigsCommand(args, argv);
+  }
   const entity = checkArgs(args);
   await withAdminClient(args, async (admin) => {
     if (args.has("alter")) await alter(admin, args, entity);
