@@ -14,8 +14,13 @@ import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { AdminClient } from "../../../src/client/admin/admin-client.js";
 import { ClientQuotasAdmin } from "../../../src/client/admin/client-quotas-admin.js";
+import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../../src/protocol/generated/errors.js";
+import { defaultMetadataRequest } from "../../../src/protocol/generated/messages/MetadataRequest.js";
+import { defaultProduceRequest } from "../../../src/protocol/generated/messages/ProduceRequest.js";
+import { buildRecordBatch } from "../../../src/protocol/records/memory-records.js";
 import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../../support/broker-harness.js";
+import { WireClient } from "../wire-client.js";
 
 const PYTHON = "/usr/bin/python3";
 const KCAT = "/usr/bin/kcat";
@@ -23,9 +28,20 @@ const MB = 1048576;
 let broker: BrokerHarness;
 let admin: AdminClient;
 let quotas: ClientQuotasAdmin;
+let saslPort = 0;
+const JAAS =
+  'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_alice="alice-secret";';
 
 before(async () => {
-  broker = await BrokerHarness.start({ name: "quotas" });
+  broker = await BrokerHarness.start({
+    name: "quotas",
+    overrides: {
+      listeners: "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+      "sasl.enabled.mechanisms": "PLAIN",
+      "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+    },
+  });
+  saslPort = broker.listenerPorts()[1];
   admin = new AdminClient({ bootstrapServers: broker.bootstrap });
   quotas = new ClientQuotasAdmin(admin.cluster);
   await admin.createTopics([
@@ -375,6 +391,39 @@ print(json.dumps({"rate": rate, "fetch_throttle_time_avg": throttle}))
     assert.ok(m.fetch_throttle_time_avg > 0, "kafka-python saw throttle times");
   });
 
+  test("a SASL user's quota applies to its connections: the principal's name is the quota user", async () => {
+    await quotas.alterClientQuotas([
+      { entity: { user: "alice" }, ops: [{ key: "producer_byte_rate", value: 30_000_000 }] },
+    ]);
+    const sasl = ["-X", "security.protocol=sasl_plaintext", "-X", "sasl.mechanisms=PLAIN"];
+    const r = await runCommand(
+      KCAT,
+      [
+        "-b",
+        `127.0.0.1:${saslPort}`,
+        ...sasl,
+        "-X",
+        "sasl.username=alice",
+        "-X",
+        "sasl.password=alice-secret",
+        "-P",
+        "-t",
+        "quota-misc",
+      ],
+      { input: "a\nb\n", timeoutMs: 20_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    await waitFor("alice's quota metric", 10_000, async () => {
+      const text = await (await fetch(broker.metricsUrl)).text();
+      return /kafka_server_quota_byte_rate\{resource="Produce",user="alice",clientId=""\} [1-9]/.test(text)
+        ? true
+        : undefined;
+    });
+    await quotas.alterClientQuotas([
+      { entity: { user: "alice" }, ops: [{ key: "producer_byte_rate", value: null }] },
+    ]);
+  });
+
   test("precedence on the broker: /config/users/<default> wins over /config/clients/<c>", async () => {
     await quotas.alterClientQuotas([
       { entity: { "client-id": "prec" }, ops: [{ key: "producer_byte_rate", value: 100_000_000 }] },
@@ -400,5 +449,93 @@ print(json.dumps({"rate": rate, "fetch_throttle_time_avg": throttle}))
       { entity: { "client-id": "prec" }, ops: [{ key: "producer_byte_rate", value: null }] },
       { entity: { user: null }, ops: [{ key: "producer_byte_rate", value: null }] },
     ]);
+  });
+});
+
+function records(count: number, prefix: string, valueSize = 16): Buffer {
+  return buildRecordBatch({
+    records: Array.from({ length: count }, (_, i) => ({
+      key: Buffer.from(`${prefix}-${i}`),
+      value: Buffer.alloc(valueSize, 0x61 + (i % 26)),
+    })),
+    timestamp: BigInt(Date.now()),
+  });
+}
+
+function produceRequest(topic: string, batch: Buffer) {
+  return {
+    ...defaultProduceRequest(),
+    acks: 1,
+    timeoutMs: 10_000,
+    topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }],
+  };
+}
+
+describe("the throttled channel (a client that ignores throttle_time_ms)", () => {
+  test("Produce v9: answered at once with the throttle time, then the connection is muted that long; Produce v5: the response itself waits", async () => {
+    await quotas.alterClientQuotas([
+      { entity: { "client-id": "wire-client" }, ops: [{ key: "producer_byte_rate", value: 100_000 }] },
+    ]);
+    const c = await WireClient.connect(broker.port);
+    try {
+      // 100 kB/s × 10 s = 1 MB passes; the second 600 kB request is over by 0.2 MB → about 2 s.
+      const first = await c.request(Apis.Produce, 9, produceRequest("quota-misc", records(600, "a", 1000)));
+      assert.equal(first.throttleTimeMs, 0);
+      const sent = Date.now();
+      c.send(Apis.Produce, 9, produceRequest("quota-misc", records(600, "b", 1000)));
+      c.send(Apis.Produce, 9, produceRequest("quota-misc", records(1, "c")));
+      const second = (await c.receive(Apis.Produce, 9, 10_000)).body;
+      const secondAt = Date.now();
+      const third = (await c.receive(Apis.Produce, 9, 20_000)).body;
+      const thirdAt = Date.now();
+      assert.equal(second.responses[0].partitionResponses[0].errorCode, 0);
+      assert.ok(
+        second.throttleTimeMs >= 1500 && second.throttleTimeMs <= 2500,
+        String(second.throttleTimeMs),
+      );
+      assert.ok(secondAt - sent < second.throttleTimeMs, `answered at once (${secondAt - sent} ms)`);
+      assert.ok(
+        thirdAt - secondAt >= second.throttleTimeMs - 100,
+        `the next request waited ${thirdAt - secondAt} ms, throttle ${second.throttleTimeMs} ms`,
+      );
+      assert.ok(third.throttleTimeMs > 0);
+      // Before KIP-219 (Produce < v6) the broker holds the response for the throttle time.
+      const oldSent = Date.now();
+      const old = await c.request(Apis.Produce, 5, produceRequest("quota-misc", records(1, "d")));
+      assert.ok(old.throttleTimeMs > 0);
+      assert.ok(
+        Date.now() - oldSent >= old.throttleTimeMs - 100,
+        `${Date.now() - oldSent} ms, throttle ${old.throttleTimeMs}`,
+      );
+    } finally {
+      c.close();
+      await quotas.alterClientQuotas([
+        { entity: { "client-id": "wire-client" }, ops: [{ key: "producer_byte_rate", value: null }] },
+      ]);
+    }
+  });
+
+  test("request_percentage: Metadata requests over it get throttle times bounded by one window", async () => {
+    await quotas.alterClientQuotas([
+      { entity: { "client-id": "wire-client" }, ops: [{ key: "request_percentage", value: 0.001 }] },
+    ]);
+    const c = await WireClient.connect(broker.port);
+    try {
+      let throttle = 0;
+      for (let i = 0; i < 500 && throttle === 0; i++)
+        throttle = (await c.request(Apis.Metadata, 9, { ...defaultMetadataRequest(), topics: null }))
+          .throttleTimeMs;
+      assert.ok(throttle > 0 && throttle <= 1000, `throttle ${throttle} ms`);
+      const text = await (await fetch(broker.metricsUrl)).text();
+      assert.match(
+        text,
+        /kafka_server_quota_request_time\{resource="Request",user="",clientId="wire-client"\} \d/,
+      );
+    } finally {
+      c.close();
+      await quotas.alterClientQuotas([
+        { entity: { "client-id": "wire-client" }, ops: [{ key: "request_percentage", value: null }] },
+      ]);
+    }
   });
 });
