@@ -7,8 +7,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { javaDoubleToString } from "../../../src/common/java-double.js";
 import { MockTime } from "../../../src/common/time.js";
+import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { ClientQuotas, parseEntityPath } from "../../../src/server/quota/client-quotas.js";
+import { RequestThrottling } from "../../../src/server/quota/request-throttling.js";
 import { SampledRate, throttleTimeMs } from "../../../src/server/quota/sampled-rate.js";
+import type { RequestContext } from "../../../src/server/request-context.js";
 
 const CONFIG = { numQuotaSamples: 11, quotaWindowSizeSeconds: 1 };
 
@@ -126,5 +129,43 @@ describe("rate and throttle time", () => {
     assert.equal(javaDoubleToString(1048576), "1048576.0");
     assert.equal(javaDoubleToString(20_000_000), "2.0E7");
     assert.equal(javaDoubleToString(12.5), "12.5");
+  });
+});
+
+describe("which requests are client-quota'd (RequestThrottling)", () => {
+  const ctx = (principal?: string) =>
+    ({ api: Apis.Fetch, apiVersion: 12, clientId: "c", principal }) as unknown as RequestContext;
+  const measured = (now: number) => ({
+    requestBytes: 100,
+    responseBytes: 5_000_000,
+    handlingNs: 1000,
+    nowMs: now,
+  });
+
+  it("a follower's fetch is never throttled; a consumer's over its quota is answered empty with the throttle", () => {
+    const time = new MockTime();
+    const q = new ClientQuotas(CONFIG, time);
+    q.applyEntityConfig("clients/c", { consumer_byte_rate: "100000" });
+    const t = new RequestThrottling(q);
+    const response = { throttleTimeMs: 0, errorCode: 0, sessionId: 7, responses: [{ topic: "t" }] };
+    const now = time.milliseconds();
+    assert.equal(
+      t.throttle(ctx(), { replicaId: 1, sessionId: 0, sessionEpoch: -1 }, response, measured(now)),
+      undefined,
+    );
+    const d = t.throttle(ctx(), { replicaId: -1, sessionId: 0, sessionEpoch: -1 }, response, measured(now));
+    assert.ok(d !== undefined && d.throttleMs > 0);
+    assert.deepEqual(d.response, { throttleTimeMs: d.throttleMs, errorCode: 0, sessionId: 0, responses: [] });
+    assert.equal(d.clientThrottles, true);
+    // The bytes of the response not sent are not counted (unrecordQuotaSensor).
+    assert.equal(q.fetch.maybeRecordAndGetThrottleTimeMs("ANONYMOUS", "c", 0, now), 0);
+  });
+
+  it("the quota user is the principal's name, sanitized; ANONYMOUS without one", () => {
+    const q = new ClientQuotas(CONFIG, new MockTime());
+    q.applyEntityConfig("users/CN%3Dbob", { consumer_byte_rate: "1" });
+    const t = new RequestThrottling(q);
+    assert.equal(t.maxFetchBytes(ctx("User:CN=bob")), 10);
+    assert.equal(t.maxFetchBytes(ctx()), Math.floor(Number.MAX_VALUE));
   });
 });
