@@ -1,5 +1,6 @@
 // ClientQuotaManager: Kafka's ClientQuotaManager with its DefaultQuotaCallback, for one quota type
-// (Produce: producer_byte_rate, Fetch: consumer_byte_rate; Request: ClientRequestQuotaManager). Owns
+// (Produce: producer_byte_rate, Fetch: consumer_byte_rate; Request: ClientRequestQuotaManager;
+// ControllerMutation: ControllerMutationQuotaManager). Owns
 // the quotas set per entity and their precedence, the per-(user, client-id) rate sensors a request's
 // value is recorded in, the throttle time a violation earns, and the quota metrics.
 //
@@ -19,7 +20,7 @@ import type { MetricFamily } from "../../common/metrics/exposition.js";
 import type { Time } from "../../common/time.js";
 import { type SampleConfig, SampledAvg, SampledRate, throttleTimeMs } from "./sampled-rate.js";
 
-export type ClientQuotaType = "Produce" | "Fetch" | "Request";
+export type ClientQuotaType = "Produce" | "Fetch" | "Request" | "ControllerMutation";
 
 /** ZooKeeperInternals.DEFAULT_STRING: the default user or client-id entity. */
 export const DEFAULT_ENTITY = "<default>";

@@ -3,10 +3,8 @@
 // ClientIdConfigHandler of the DynamicConfigManager): every entity of /config/users, /config/clients and
 // /config/users/<u>/clients/<c> as the MetadataCache holds it — loaded at start, changed by
 // /config/changes notifications — sets or removes producer_byte_rate, consumer_byte_rate and
-// request_percentage of that entity. The entity's other keys (SCRAM credentials) are not read here.
-//
-// controller_mutation_rate is a valid quota key (stored, described) but is not enforced: there is no
-// ControllerMutationQuotaManager yet.
+// request_percentage and controller_mutation_rate of that entity. The entity's other keys (SCRAM
+// credentials) are not read here.
 
 import type { MetricFamily } from "../../common/metrics/exposition.js";
 import type { Time } from "../../common/time.js";
@@ -14,6 +12,7 @@ import type { MetadataCache } from "../metadata/metadata-cache.js";
 import { desanitizeEntityName } from "../metadata/zk-data.js";
 import { ClientQuotaManager, DEFAULT_ENTITY } from "./client-quota-manager.js";
 import { ClientRequestQuotaManager } from "./client-request-quota-manager.js";
+import { ControllerMutationQuotaManager } from "./controller-mutation-quota-manager.js";
 import type { SampleConfig } from "./sampled-rate.js";
 
 export const PRODUCER_BYTE_RATE = "producer_byte_rate";
@@ -63,6 +62,7 @@ export class ClientQuotas {
   readonly produce: ClientQuotaManager;
   readonly fetch: ClientQuotaManager;
   readonly request: ClientRequestQuotaManager;
+  readonly controllerMutation: ControllerMutationQuotaManager;
   private unsubscribe: (() => void) | undefined;
 
   constructor(config: ClientQuotaConfig, time: Time) {
@@ -73,6 +73,7 @@ export class ClientQuotas {
     this.produce = new ClientQuotaManager("Produce", samples, time);
     this.fetch = new ClientQuotaManager("Fetch", samples, time);
     this.request = new ClientRequestQuotaManager(samples, time);
+    this.controllerMutation = new ControllerMutationQuotaManager(samples, time);
   }
 
   /** Applies one entity's config (its whole config; {} removes its quotas). */
@@ -88,6 +89,7 @@ export class ClientQuotas {
     this.produce.updateQuota(e.sanitizedUser, e.clientId, value(PRODUCER_BYTE_RATE));
     this.fetch.updateQuota(e.sanitizedUser, e.clientId, value(CONSUMER_BYTE_RATE));
     this.request.updateQuota(e.sanitizedUser, e.clientId, value(REQUEST_PERCENTAGE));
+    this.controllerMutation.updateQuota(e.sanitizedUser, e.clientId, value(CONTROLLER_MUTATION_RATE));
   }
 
   /** Follows the metadata cache's user/client entities: all of them now, then each change. */
@@ -106,7 +108,7 @@ export class ClientQuotas {
   /** The quota metrics of the three managers, one family per name. */
   collect(): MetricFamily[] {
     const byName = new Map<string, MetricFamily>();
-    for (const m of [this.produce, this.fetch, this.request]) {
+    for (const m of [this.produce, this.fetch, this.request, this.controllerMutation]) {
       for (const f of m.collect()) {
         const prev = byName.get(f.name);
         byName.set(f.name, prev ? { ...prev, samples: [...prev.samples, ...f.samples] } : f);

@@ -8,7 +8,9 @@
 //   the session id kept only for an incremental fetch) and its bytes are not counted. Fetches from
 //   followers (replica id ≥ 0) are not client-quota'd.
 // - Any other API with a throttle_time_ms field: its handling time against request_percentage, except
-//   the ones Kafka exempts (ApiVersions, SASL, the controller's and brokers' cluster actions).
+//   the ones Kafka exempts (ApiVersions, SASL, the controller's and brokers' cluster actions);
+//   CreateTopics / CreatePartitions / DeleteTopics also under controller_mutation_rate (their handlers
+//   ask controllerMutationQuota() and put its throttle time in the response; the larger one wins).
 // The user is the connection's principal name (User:ANONYMOUS when unauthenticated), sanitized as in
 // the /config/users entity names; the client id is the request header's.
 
@@ -17,6 +19,7 @@ import { sanitizeEntityName } from "../metadata/zk-data.js";
 import type { RequestContext } from "../request-context.js";
 import type { RequestThrottler, ThrottleDecision } from "../request-pipeline.js";
 import type { ClientQuotas } from "./client-quotas.js";
+import type { ControllerMutationQuota } from "./controller-mutation-quota-manager.js";
 
 /** APIs Kafka answers with sendResponseExemptThrottle / exempts from the request quota. */
 const REQUEST_QUOTA_EXEMPT = new Set<number>([
@@ -39,6 +42,13 @@ const CLIENT_THROTTLES_FROM: ReadonlyMap<number, number> = new Map([
 
 const ANONYMOUS = "User:ANONYMOUS";
 
+/** APIs under the controller mutation quota, with the version from which it is strict. */
+const CONTROLLER_MUTATIONS: ReadonlyMap<number, number> = new Map([
+  [ApiKey.CreateTopics, 6],
+  [ApiKey.CreatePartitions, 3],
+  [ApiKey.DeleteTopics, 5],
+]);
+
 /** The sanitized user name a request is quota'd as (KafkaPrincipal name, Sanitizer.sanitize). */
 export function quotaUser(ctx: RequestContext): string {
   const principal = ctx.principal ?? ANONYMOUS;
@@ -52,6 +62,20 @@ export class RequestThrottling implements RequestThrottler {
   /** The largest fetch response a consumer gets within its byte-rate quota (fetch max bytes cap). */
   maxFetchBytes(ctx: RequestContext): number {
     return Math.floor(this.quotas.fetch.getMaxValueInQuotaWindow(quotaUser(ctx), ctx.clientId ?? ""));
+  }
+
+  /**
+   * The controller mutation quota of a CreateTopics / CreatePartitions / DeleteTopics request (strict
+   * from the versions KIP-599 gave clients THROTTLING_QUOTA_EXCEEDED), undefined when none applies.
+   */
+  controllerMutationQuota(ctx: RequestContext): ControllerMutationQuota | undefined {
+    const strictSince = CONTROLLER_MUTATIONS.get(ctx.api.apiKey);
+    if (strictSince === undefined) return undefined;
+    return this.quotas.controllerMutation.newQuotaFor(
+      quotaUser(ctx),
+      ctx.clientId ?? "",
+      ctx.apiVersion >= strictSince,
+    );
   }
 
   throttle(
@@ -94,12 +118,16 @@ export class RequestThrottling implements RequestThrottler {
       return { throttleMs: ms, clientThrottles, response: throttledFetchResponse(request, response, ms) };
     }
 
-    if (!q.request.quotasEnabled) return undefined;
     if (typeof response !== "object" || response === null || !("throttleTimeMs" in response))
       return undefined;
-    const ms = q.request.maybeRecordRequestTime(user, clientId, measured.handlingNs, now);
+    // CreateTopics / CreatePartitions / DeleteTopics carry their controller mutation throttle already.
+    const controllerMs = CONTROLLER_MUTATIONS.has(apiKey)
+      ? (response as { throttleTimeMs: number }).throttleTimeMs
+      : 0;
+    const requestMs = q.request.maybeRecordRequestTime(user, clientId, measured.handlingNs, now);
+    const ms = Math.max(controllerMs, requestMs);
     if (ms <= 0) return undefined;
-    q.request.recordThrottle(user, clientId, ms, now);
+    if (requestMs >= controllerMs) q.request.recordThrottle(user, clientId, ms, now);
     return { throttleMs: ms, clientThrottles: true };
   }
 }

@@ -169,3 +169,28 @@ describe("which requests are client-quota'd (RequestThrottling)", () => {
     assert.equal(t.maxFetchBytes(ctx()), Math.floor(Number.MAX_VALUE));
   });
 });
+
+describe("controller mutation quota (token bucket)", () => {
+  it("strict: passes while the bucket is positive, then refuses with the time back to 0; permissive throttles", () => {
+    const time = new MockTime();
+    const q = new ClientQuotas(CONFIG, time);
+    q.applyEntityConfig("clients/c", { controller_mutation_rate: "2" });
+    assert.equal(q.controllerMutation.newQuotaFor("ANONYMOUS", "other", true), undefined);
+    const strict = q.controllerMutation.newQuotaFor("ANONYMOUS", "c", true)!;
+    strict.checkBeforeMutation();
+    strict.record(30); // 22 − 30 = −8 tokens
+    assert.equal(strict.throttleTime(), 0);
+    assert.throws(() => strict.checkBeforeMutation(), /throttling quota has been exceeded/);
+    assert.equal(strict.throttleTime(), 4000);
+    assert.equal(strict.isExceeded, true);
+    time.sleep(1000);
+    assert.equal(strict.throttleTime(), 3000);
+    // 5 s later the bucket is at +2: a new request passes again.
+    time.sleep(4000);
+    q.controllerMutation.newQuotaFor("ANONYMOUS", "c", true)!.checkBeforeMutation();
+    const permissive = q.controllerMutation.newQuotaFor("ANONYMOUS", "c", false)!;
+    permissive.checkBeforeMutation();
+    permissive.record(6); // 2 − 6 = −4
+    assert.equal(permissive.throttleTime(), 2000);
+  });
+});

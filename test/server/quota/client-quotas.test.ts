@@ -16,6 +16,10 @@ import { AdminClient } from "../../../src/client/admin/admin-client.js";
 import { ClientQuotasAdmin } from "../../../src/client/admin/client-quotas-admin.js";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../../src/protocol/generated/errors.js";
+import {
+  defaultCreatableTopic,
+  defaultCreateTopicsRequest,
+} from "../../../src/protocol/generated/messages/CreateTopicsRequest.js";
 import { defaultMetadataRequest } from "../../../src/protocol/generated/messages/MetadataRequest.js";
 import { defaultProduceRequest } from "../../../src/protocol/generated/messages/ProduceRequest.js";
 import { buildRecordBatch } from "../../../src/protocol/records/memory-records.js";
@@ -511,6 +515,50 @@ describe("the throttled channel (a client that ignores throttle_time_ms)", () =>
       c.close();
       await quotas.alterClientQuotas([
         { entity: { "client-id": "wire-client" }, ops: [{ key: "producer_byte_rate", value: null }] },
+      ]);
+    }
+  });
+
+  test("controller_mutation_rate: CreateTopics v7 past the token bucket gets THROTTLING_QUOTA_EXCEEDED and the time to wait", async () => {
+    // 2 partitions/s: a bucket of 2 × 11 = 22 tokens. 30 partitions pass (the bucket was positive) and
+    // leave it at −8: the next topic is refused with about 4 s to wait, and so is the one after it.
+    await quotas.alterClientQuotas([
+      { entity: { "client-id": "wire-client" }, ops: [{ key: "controller_mutation_rate", value: 2 }] },
+    ]);
+    const c = await WireClient.connect(broker.port);
+    const create = (names: Array<[string, number]>) =>
+      c.request(Apis.CreateTopics, 7, {
+        ...defaultCreateTopicsRequest(),
+        timeoutMs: 10_000,
+        topics: names.map(([name, n]) => ({
+          ...defaultCreatableTopic(),
+          name,
+          numPartitions: n,
+          replicationFactor: 1,
+        })),
+      });
+    try {
+      const first = await create([["cm-big", 30]]);
+      assert.equal(first.topics[0].errorCode, 0, first.topics[0].errorMessage ?? "");
+      assert.equal(first.throttleTimeMs, 0, "a strict quota does not throttle the request that exhausts it");
+      const second = await create([
+        ["cm-refused-1", 1],
+        ["cm-refused-2", 1],
+      ]);
+      assert.deepEqual(
+        second.topics.map((t) => t.errorCode),
+        [ErrorCode.THROTTLING_QUOTA_EXCEEDED, ErrorCode.THROTTLING_QUOTA_EXCEEDED],
+      );
+      assert.ok(
+        second.throttleTimeMs >= 3000 && second.throttleTimeMs <= 4100,
+        String(second.throttleTimeMs),
+      );
+      const listed = await admin.listTopics();
+      assert.ok(!listed.some((t) => t.name.startsWith("cm-refused")), "refused topics were not created");
+    } finally {
+      c.close();
+      await quotas.alterClientQuotas([
+        { entity: { "client-id": "wire-client" }, ops: [{ key: "controller_mutation_rate", value: null }] },
       ]);
     }
   });
