@@ -76,6 +76,16 @@ export class ClientQuotas {
     this.controllerMutation = new ControllerMutationQuotaManager(samples, time);
   }
 
+  /** Whether any client quota was ever set (until then requests are not measured at all). */
+  get anyEnabled(): boolean {
+    return (
+      this.produce.quotasEnabled ||
+      this.fetch.quotasEnabled ||
+      this.request.quotasEnabled ||
+      this.controllerMutation.quotasEnabled
+    );
+  }
+
   /** Applies one entity's config (its whole config; {} removes its quotas). */
   applyEntityConfig(entityPath: string, config: Readonly<Record<string, string>>): void {
     const e = parseEntityPath(entityPath);

@@ -61,6 +61,7 @@ export class RequestThrottling implements RequestThrottler {
 
   /** The largest fetch response a consumer gets within its byte-rate quota (fetch max bytes cap). */
   maxFetchBytes(ctx: RequestContext): number {
+    if (!this.quotas.fetch.quotasEnabled) return Number.MAX_SAFE_INTEGER;
     return Math.floor(this.quotas.fetch.getMaxValueInQuotaWindow(quotaUser(ctx), ctx.clientId ?? ""));
   }
 
@@ -86,7 +87,7 @@ export class RequestThrottling implements RequestThrottler {
   ): ThrottleDecision | undefined {
     const q = this.quotas;
     const apiKey = ctx.api.apiKey;
-    if (REQUEST_QUOTA_EXEMPT.has(apiKey)) return undefined;
+    if (!q.anyEnabled || REQUEST_QUOTA_EXEMPT.has(apiKey)) return undefined;
     const user = quotaUser(ctx);
     const clientId = ctx.clientId ?? "";
     const now = measured.nowMs;

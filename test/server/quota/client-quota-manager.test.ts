@@ -166,7 +166,7 @@ describe("which requests are client-quota'd (RequestThrottling)", () => {
     q.applyEntityConfig("users/CN%3Dbob", { consumer_byte_rate: "1" });
     const t = new RequestThrottling(q);
     assert.equal(t.maxFetchBytes(ctx("User:CN=bob")), 10);
-    assert.equal(t.maxFetchBytes(ctx()), Math.floor(Number.MAX_VALUE));
+    assert.ok(t.maxFetchBytes(ctx()) >= Number.MAX_SAFE_INTEGER);
   });
 });
 
