@@ -65,12 +65,16 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { ClientQuotas } from "./quota/client-quotas.js";
+import { ReplicationQuotas } from "./quota/replication-quotas.js";
+import { RequestThrottling } from "./quota/request-throttling.js";
 import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
 import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
 import { AclAuthorizer, parseSuperUsers } from "./security/authorizer/acl-authorizer.js";
+import { CredentialCache } from "./security/credential-cache.js";
 import { SocketServer } from "./socket-server.js";
 
 export interface KafkaServerOptions {
@@ -96,6 +100,8 @@ export class KafkaServer {
   private readonly shutdownHooks: Array<() => void | Promise<void>> = [];
   /** Request frames and fetch reads (Kafka's MemoryPool for the network layer). */
   readonly memoryPool = new MemoryPool();
+  /** SCRAM credentials of /config/users, kept up to date from the metadata cache. */
+  readonly credentialCache = new CredentialCache();
   private _advertised: EndPoint[] = [];
   private store: MetadataStore | undefined;
   private authorizer: AclAuthorizer | undefined;
@@ -113,6 +119,8 @@ export class KafkaServer {
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
   readonly metrics: BrokerMetrics;
+  /** The replication throttles (leader, follower, alter-log-dirs), driven by the dynamic configs. */
+  readonly replicationQuotas: ReplicationQuotas;
   private metricsServer: MetricsHttpServer | undefined;
 
   constructor(
@@ -129,8 +137,24 @@ export class KafkaServer {
     this.processingEnabled = new Promise((resolve) => {
       this.enableProcessing = resolve;
     });
+    this.replicationQuotas = new ReplicationQuotas(
+      {
+        brokerId: config.brokerId,
+        replicationWindows: {
+          samples: config.getInt("replication.quota.window.num"),
+          windowSeconds: config.getInt("replication.quota.window.size.seconds"),
+        },
+        alterLogDirsWindows: {
+          samples: config.getInt("alter.log.dirs.replication.quota.window.num"),
+          windowSeconds: config.getInt("alter.log.dirs.replication.quota.window.size.seconds"),
+        },
+      },
+      () => this.time.milliseconds(),
+      new Logger("kafka.server.ReplicationQuotaManager", `broker=${config.brokerId}`),
+    );
     this.metrics = new BrokerMetrics(this.time);
     this.metrics.bind({
+      replicationQuotas: () => this.replicationQuotas,
       brokerState: () => BROKER_STATE[this.state],
       replicaManager: () => this.replicaManager,
       logManager: () => this._logManager,
@@ -207,6 +231,7 @@ export class KafkaServer {
         this.time,
         this.scheduler,
         this.memoryPool,
+        this.credentialCache,
       );
       await this._socketServer.startup();
       this._advertised = this.resolveAdvertised();
@@ -275,6 +300,7 @@ export class KafkaServer {
         },
         this.metrics.brokerTopicStats,
       );
+      this.replicaManager.leaderReplicationQuota = this.replicationQuotas.leader;
       this.replicaManager.startup();
       this.groupCoordinator = new GroupCoordinator(
         config.brokerId,
@@ -372,8 +398,10 @@ export class KafkaServer {
       this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
+      cache.onChange((delta) => this.applyCredentialChanges(cache, delta));
       await cache.start();
       await cache.idle();
+      this.credentialCache.setLoaded();
       // The static layer DescribeConfigs shows carries the effective broker.id (0 on the embedded single
       // node when broker.id is unset), as Kafka's config holds the generated id.
       const topicAdmin = new TopicAdmin(store, cache, {
@@ -391,6 +419,7 @@ export class KafkaServer {
           backoffMs: config.getInt("replica.fetch.backoff.ms"),
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
+          quota: this.replicationQuotas.follower,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
@@ -467,6 +496,17 @@ export class KafkaServer {
         this.authorizer = authorizer;
       }
 
+      // Client quotas (server/quota): from the user/client config entities, applied to every request.
+      const clientQuotas = new ClientQuotas(
+        {
+          numQuotaSamples: config.getInt("quota.window.num"),
+          quotaWindowSizeSeconds: config.getInt("quota.window.size.seconds"),
+        },
+        this.time,
+      );
+      clientQuotas.attach(cache);
+      this.metrics.registry.register(() => clientQuotas.collect());
+      const clientQuotaThrottling = new RequestThrottling(clientQuotas);
       const services: BrokerServices = {
         brokerId: config.brokerId,
         config,
@@ -483,9 +523,11 @@ export class KafkaServer {
         controller,
         controllerRequests,
         auth: new AuthHelper(this.authorizer),
+        replicationQuotas: this.replicationQuotas,
+        clientQuotas: clientQuotaThrottling,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
-      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
+      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool, clientQuotaThrottling);
 
       // Register, then run for controller; the controller's requests (to this broker too) start flowing.
       await this.registerBroker();
@@ -584,6 +626,7 @@ export class KafkaServer {
    * (ControllerRequests), not here.
    */
   private applyMetadataDelta(delta: MetadataDelta): void {
+    this.applyReplicationThrottles(delta);
     const lm = this._logManager;
     if (lm === undefined) return;
     try {
@@ -598,6 +641,28 @@ export class KafkaServer {
     } catch (e) {
       this.logger.error(`Error applying a metadata change: ${(e as Error)?.stack ?? e}`);
     }
+  }
+
+  /** User entities changed: their SCRAM credentials go to the CredentialCache (Kafka's UserConfigHandler). */
+  private applyCredentialChanges(cache: MetadataCache, delta: MetadataDelta): void {
+    for (const path of delta.entityConfigs)
+      for (const error of this.credentialCache.updateEntity(path, cache.entityConfig(path)))
+        this.logger.error(error);
+  }
+
+  /**
+   * The replication throttles follow this broker's dynamic config entity (the rates) and the topics'
+   * throttled-replicas configs (Kafka's BrokerConfigHandler / TopicConfigHandler); a deleted topic's
+   * throttle goes with it.
+   */
+  private applyReplicationThrottles(delta: MetadataDelta): void {
+    const cache = this.metadataCache;
+    if (cache === undefined) return;
+    const quotas = this.replicationQuotas;
+    if (delta.brokerConfigs.has(String(this.config.brokerId)))
+      quotas.applyBrokerConfig(cache.brokerConfig(String(this.config.brokerId)));
+    for (const [topic, props] of delta.topicConfigs) quotas.applyTopicConfig(topic, props);
+    for (const { topic } of delta.removed) if (!cache.hasTopic(topic)) quotas.applyTopicConfig(topic, {});
   }
 
   /**

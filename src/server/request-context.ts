@@ -16,8 +16,11 @@ export interface RequestContext {
   /** "127.0.0.1:53412" style id of the connection, unique while it is open. */
   readonly connectionId: string;
   readonly clientAddress: string;
-  /** The connection's KafkaPrincipal ("User:ANONYMOUS", "User:alice"): what the authorizer decides on. */
-  readonly principal: string;
+  /**
+   * The connection's KafkaPrincipal: `User:<name>` after SASL, `User:<mapped certificate subject>` on SSL,
+   * else User:ANONYMOUS (absent in some handler tests: ANONYMOUS). What the authorizer decides on.
+   */
+  readonly principal?: string;
   /** Monotonic nanoseconds when the request was read (for request metrics and timeouts). */
   readonly receivedNs: bigint;
   /**

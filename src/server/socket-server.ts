@@ -12,6 +12,10 @@
 //   request is handed to the pipeline only after the previous one's response was queued for writing. So
 //   clients may pipeline many requests (all are read and queued), and responses leave in request order.
 //   Connections are processed concurrently with one another.
+// - Quota throttling (Kafka's ThrottledChannel, KIP-219): a response carrying a throttle time mutes its
+//   connection for that long from when it is queued — nothing more is read or handled — so a client over
+//   its quota is slowed even if it ignores throttle_time_ms; a response to a client older than KIP-219 is
+//   itself held until the throttle time is over.
 // - Back-pressure: reading stops (socket.pause) while more than MAX_QUEUED_REQUESTS frames or more than
 //   socket.request.max.bytes of frames wait on the connection, and processing waits while more than
 //   MAX_PENDING_WRITE_BYTES of responses are unsent (until 'drain'). Memory per connection stays bounded
@@ -49,6 +53,7 @@ import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
 import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
+import type { CredentialCache } from "./security/credential-cache.js";
 import { ANONYMOUS_PRINCIPAL, sslPrincipal } from "./security/kafka-principal.js";
 import { type SaslListenerConfig, SaslServerAuthenticator } from "./security/sasl-server-authenticator.js";
 import type { SslPrincipalMapper } from "./security/ssl-principal-mapper.js";
@@ -77,7 +82,7 @@ export interface SocketServerConfig {
   /** The TLS options of an SSL listener (KafkaConfig.sslOptionsFor). */
   sslOptionsFor?(listenerName: string): SslOptions;
   /** The mechanisms of a SASL listener (KafkaConfig.saslConfigFor). */
-  saslConfigFor?(listenerName: string): SaslListenerConfig;
+  saslConfigFor?(listenerName: string, credentials?: CredentialCache): SaslListenerConfig;
   /** An SSL listener's ssl.principal.mapping.rules (KafkaConfig.sslPrincipalMapperFor). */
   sslPrincipalMapperFor?(listenerName: string): SslPrincipalMapper;
   /** sasl.server.max.receive.size: the largest frame read before a SASL connection authenticated. */
@@ -142,6 +147,8 @@ export class SocketServer {
     private readonly time: Time,
     private readonly scheduler: Scheduler,
     readonly memoryPool?: MemoryPool,
+    /** The SCRAM credentials SASL listeners authenticate with. */
+    private readonly credentialCache?: CredentialCache,
   ) {
     this.logger = new Logger(
       "kafka.network.SocketServer",
@@ -170,6 +177,11 @@ export class SocketServer {
         delay,
       ),
     );
+  }
+
+  /** Runs `fn` after `ms` (a throttled connection's unmute). */
+  scheduleOnce(name: string, fn: () => void, ms: number): ScheduledTask {
+    return this.scheduler.schedule(name, fn, ms);
   }
 
   /** Connections closed because a request did not arrive in socket.request.receive.timeout.ms. */
@@ -256,7 +268,7 @@ export class SocketServer {
   private saslConfig(listenerName: string): SaslListenerConfig {
     let c = this.saslConfigs.get(listenerName);
     if (c === undefined) {
-      c = this.config.saslConfigFor?.(listenerName);
+      c = this.config.saslConfigFor?.(listenerName, this.credentialCache);
       if (c === undefined) throw new Error(`listener ${listenerName} is SASL but has no SASL settings`);
       this.saslConfigs.set(listenerName, c);
     }
@@ -310,11 +322,9 @@ export class SocketServer {
     if (endpoint.securityProtocol.startsWith("SASL_")) {
       const sasl = this.saslConfig(endpoint.listenerName);
       const inner = this.processor;
-      const auth = new SaslServerAuthenticator(sasl, (c, f, r) => {
-        // Authenticated: the connection's principal is the SASL user's (KafkaPrincipal).
-        if (auth.principal !== undefined) c.principal = auth.principal;
-        return inner.process(c, f, r);
-      });
+      const auth: SaslServerAuthenticator = new SaslServerAuthenticator(sasl, (c, f, r) =>
+        inner.process(auth.principal === undefined ? c : { ...c, principal: auth.principal }, f, r),
+      );
       authenticator = auth;
       processor = {
         process: (c, f, r) => auth.process(c, f, r),
@@ -438,6 +448,10 @@ export class KafkaConnection implements PoolWaiter {
   private processingBytes = 0;
   private waitingForMemory = false;
   private waitedBytes = 0;
+  /** ThrottledChannel: muted (nothing read or processed) until the quota throttle time is over. */
+  private throttle: ScheduledTask | undefined;
+  /** A response held until the throttle is over (clients that predate KIP-219). */
+  private heldResponse: (RequestOutcome & { kind: "response" }) | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -546,6 +560,7 @@ export class KafkaConnection implements PoolWaiter {
   private pump(): void {
     if (this.closed) return;
     this.updateReadState();
+    if (this.throttle !== undefined) return; // unmuted by its timer
     if (this.processing || this.queue.length === 0) {
       if (!this.processing && this.invalidStream) {
         this.logger.warn(
@@ -579,9 +594,12 @@ export class KafkaConnection implements PoolWaiter {
       this.notifyIdle();
       return;
     }
+    const throttleMs = outcome.kind === "close" ? 0 : (outcome.throttleMs ?? 0);
+    if (throttleMs > 0) this.mute(throttleMs);
     switch (outcome.kind) {
       case "response":
-        this.write(outcome);
+        if (throttleMs > 0 && outcome.clientThrottles === false) this.heldResponse = outcome;
+        else this.write(outcome);
         break;
       case "close":
         this.logger.info(`Closing socket connection to ${this.info.clientAddress}: ${outcome.reason}`);
@@ -619,8 +637,31 @@ export class KafkaConnection implements PoolWaiter {
     this.socket.uncork();
   }
 
+  /**
+   * Kafka's ThrottledChannel (KIP-219): the channel is muted for the throttle time from when the
+   * response was queued — no more bytes are read and no queued request is handled — then unmuted.
+   */
+  private mute(throttleMs: number): void {
+    this.throttle?.cancel();
+    this.throttle = this.server.scheduleOnce(
+      "throttled-channel",
+      () => {
+        this.throttle = undefined;
+        if (this.closed) return;
+        const held = this.heldResponse;
+        this.heldResponse = undefined;
+        if (held !== undefined) this.write(held);
+        this.lastActiveNs = this.time.nanoseconds();
+        this.pump();
+      },
+      throttleMs,
+    );
+    this.updateReadState();
+  }
+
   private updateReadState(): void {
     const tooMuch =
+      this.throttle !== undefined ||
       this.invalidStream ||
       this.waitingForMemory ||
       this.queue.length >= MAX_QUEUED_REQUESTS ||
@@ -637,7 +678,7 @@ export class KafkaConnection implements PoolWaiter {
 
   isIdleSince(nowNs: bigint, limitNs: bigint): boolean {
     // A connection whose queue is stuck behind unread responses counts as idle too (no bytes moved).
-    return !this.processing && nowNs - this.lastActiveNs > limitNs;
+    return !this.processing && this.throttle === undefined && nowNs - this.lastActiveNs > limitNs;
   }
 
   /** Resolves when no request of this connection is being processed. */
@@ -656,6 +697,10 @@ export class KafkaConnection implements PoolWaiter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.throttle?.cancel();
+    this.throttle = undefined;
+    this.heldResponse?.release?.();
+    this.heldResponse = undefined;
     // Everything but the request being handled (given back when it completes) returns to the pool.
     const pool = this.server.requestMemory;
     for (const q of this.queue) pool.release(q.frame.length);

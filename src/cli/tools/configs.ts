@@ -1,8 +1,10 @@
 // `tributary configs` (kafka-configs.sh, Kafka's ConfigCommand with --bootstrap-server) for topics,
-// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers: --describe
+// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers (users and
+// clients: configs-quotas.ts): --describe
 // [--all] prints `Dynamic configs for topic t are:` then `  k=v sensitive=false synonyms={SOURCE:k=v, …}`
 // lines; --alter --add-config k=v,k2=[a,b] / --add-config-file / --delete-config k sends
-// IncrementalAlterConfigs and prints `Completed updating config for topic t.`.
+// IncrementalAlterConfigs and prints `Completed updating config for topic t.`. Users and clients go to
+// configs-quotas.ts (quota keys; users' SCRAM credential keys through configs-scram.ts).
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import {
@@ -16,7 +18,7 @@ import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { checkInvalid, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 
-const SUPPORTED_TYPES = ["topics", "brokers", "broker-loggers"];
+const SUPPORTED_TYPES = ["topics", "clients", "users", "brokers", "broker-loggers"];
 /** ConfigEntry.ConfigSource ids that --describe (without --all) shows per entity kind. */
 const DYNAMIC_TOPIC_CONFIG = 1;
 const DYNAMIC_BROKER_CONFIG = 2;
@@ -86,7 +88,7 @@ export const CONFIGS_SPEC: ToolSpec = {
 };
 
 export function runConfigs(argv: string[]): Promise<number> {
-  return runTool(CONFIGS_SPEC, argv, configsCommand, {
+  return runTool(CONFIGS_SPEC, argv, (args) => configsCommand(args, argv), {
     errorPrefix: `Error while executing config command with args '${argv.join(" ")}': `,
   });
 }
@@ -149,7 +151,7 @@ function checkArgs(args: ParsedArgs): Entity {
   if (args.has("describe") && entity.type === "broker-loggers" && !entity.name)
     throw new UsageError(`an entity name must be specified with --describe of ${entity.type}`);
   if (args.has("alter")) {
-    if (entity.type === "brokers") {
+    if (entity.type === "brokers" || entity.type === "users") {
       if (entity.name === undefined)
         throw new UsageError(
           "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips",
@@ -214,7 +216,12 @@ function entryLine(e: ConfigEntry): string {
   return `  ${e.name}=${e.value} sensitive=${e.isSensitive} synonyms={${synonyms.join(", ")}}`;
 }
 
-async function configsCommand(args: ParsedArgs): Promise<number> {
+async function configsCommand(args: ParsedArgs, argv: readonly string[]): Promise<number> {
+  // users / clients: client quotas (configs-quotas.ts; loaded lazily, it uses this module's parsers).
+  if (args.values("entity-type").some((t) => t === "users" || t === "clients")) {
+    const { clientQuotaConfigsCommand } = await import("./configs-quotas.js");
+    return clientQuotaConfigsCommand(args, argv);
+  }
   const entity = checkArgs(args);
   await withAdminClient(args, async (admin) => {
     if (args.has("alter")) await alter(admin, args, entity);
@@ -273,6 +280,22 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
     .values("delete-config")
     .flatMap((v) => v.split(","))
     .map((k) => k.trim());
+  await alterResourceConfigs(admin, entity, name, toAdd, toDelete);
+  process.stdout.write(
+    name !== ""
+      ? `Completed updating config for ${entity.type.slice(0, -1)} ${name}.\n`
+      : `Completed updating default config for ${entity.type} in the cluster.\n`,
+  );
+}
+
+/** IncrementalAlterConfigs of a topic, broker or broker-logger. */
+async function alterResourceConfigs(
+  admin: AdminClient,
+  entity: Entity,
+  name: string,
+  toAdd: ReadonlyMap<string, string>,
+  toDelete: readonly string[],
+): Promise<void> {
   if (toDelete.length > 0) {
     const current = await entriesOf(admin, entity, name, false);
     const invalid = toDelete.filter((k) => !current.some((e) => e.name === k));
@@ -284,9 +307,4 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
   ];
   const [result] = await admin.incrementalAlterConfigs([{ resource: resource(entity, name), ops }]);
   throwFirstError([result]);
-  process.stdout.write(
-    name !== ""
-      ? `Completed updating config for ${entity.type.slice(0, -1)} ${name}.\n`
-      : `Completed updating default config for ${entity.type} in the cluster.\n`,
-  );
 }

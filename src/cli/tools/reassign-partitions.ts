@@ -3,11 +3,15 @@
 //   --generate   --topics-to-move-json-file F --broker-list "0,1,2" [--disable-rack-aware]: prints
 //                "Current partition replica assignment" and "Proposed partition reassignment configuration",
 //                each as Kafka's compact JSON (placement by Kafka's AdminUtils.assignReplicasToBrokers).
-//   --execute    --reassignment-json-file F [--additional]: prints the current assignment to save for a
-//                rollback, starts the reassignments (AlterPartitionReassignments) and says so.
+//   --execute    --reassignment-json-file F [--additional] [--throttle B/s] [--replica-alter-log-dirs-throttle
+//                B/s]: prints the current assignment to save for a rollback, sets the replication throttles
+//                (reassignment-throttles.ts; with --additional the rate of one in progress can be changed),
+//                starts the reassignments (AlterPartitionReassignments) and says so.
 //   --verify     --reassignment-json-file F: "Reassignment of partition t-0 is completed." / "… is still in
-//                progress." per partition.
-//   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress.
+//                progress." per partition; once none is in progress, clears the throttles (unless
+//                --preserve-throttles).
+//   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress, then
+//                clears the throttles (unless --preserve-throttles).
 //   --list       the reassignments in progress ("t-0: replicas: 3,0,1. adding: 3. removing: 1.").
 // Everything a file names is checked against the cluster before anything changes: an unknown broker or a
 // partition that does not exist is one line naming the file and the JSON path.
@@ -24,6 +28,14 @@ import {
   readTopicsToMoveJson,
 } from "./reassign-partitions-json.js";
 import { clusterBrokers, currentAssignment, proposeAssignment } from "./reassignment-planning.js";
+import {
+  clearAllThrottles,
+  modifyLogDirThrottle,
+  modifyReassignmentThrottle,
+  parseThrottle,
+  proposedMoveMap,
+  YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE,
+} from "./reassignment-throttles.js";
 
 export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
   name: "reassign-partitions",
@@ -72,6 +84,20 @@ export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
         "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment.",
     },
     { name: "preserve-throttles", description: "Do not modify broker or topic throttles." },
+    {
+      name: "throttle",
+      description:
+        "The movement of partitions between brokers will be throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s.",
+      arg: { type: "Long", describedAs: "throttle" },
+      defaultValue: "-1",
+    },
+    {
+      name: "replica-alter-log-dirs-throttle",
+      description:
+        "The movement of replicas between log directories on the same broker will be throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s.",
+      arg: { type: "Long", describedAs: "replicaAlterLogDirsThrottle" },
+      defaultValue: "-1",
+    },
   ],
 };
 
@@ -89,7 +115,13 @@ const REQUIRED: Record<Action, string[]> = {
 const PERMITTED: Record<Action, string[]> = {
   verify: ["bootstrap-server", "command-config", "preserve-throttles"],
   generate: ["bootstrap-server", "command-config", "disable-rack-aware"],
-  execute: ["additional", "bootstrap-server", "command-config"],
+  execute: [
+    "additional",
+    "bootstrap-server",
+    "command-config",
+    "throttle",
+    "replica-alter-log-dirs-throttle",
+  ],
   cancel: ["bootstrap-server", "command-config", "preserve-throttles"],
   list: ["bootstrap-server", "command-config"],
 };
@@ -127,6 +159,10 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
   const topicsToMove =
     action === "generate" ? readTopicsToMoveJson(args.value("topics-to-move-json-file")!) : [];
   const brokerList = action === "generate" ? parseBrokerList(args.value("broker-list")!) : [];
+  const throttles = {
+    interBroker: parseThrottle("throttle", args.value("throttle")),
+    logDir: parseThrottle("replica-alter-log-dirs-throttle", args.value("replica-alter-log-dirs-throttle")),
+  };
   if (plan) {
     const moves = plan.partitions.flatMap((p) =>
       p.logDirs.map((d, i) => ({ p, d, i })).filter((x) => x.d !== ANY_LOG_DIR),
@@ -151,11 +187,11 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
           );
           return 0;
         case "execute":
-          return execute(admin, partitions, plan!, args.has("additional"));
+          return execute(admin, partitions, plan!, args.has("additional"), throttles);
         case "verify":
-          return verify(admin, partitions, plan!);
+          return verify(admin, partitions, plan!, args.has("preserve-throttles"));
         case "cancel":
-          return cancel(partitions, plan!);
+          return cancel(admin, partitions, plan!, args.has("preserve-throttles"));
         case "list":
           return list(partitions);
       }
@@ -242,6 +278,7 @@ async function execute(
   partitions: PartitionAdmin,
   plan: ReassignmentPlan,
   additional: boolean,
+  throttles: { interBroker: bigint; logDir: bigint },
 ): Promise<number> {
   const ongoing = await partitions.listPartitionReassignments();
   if (!additional && ongoing.length > 0) throw new UsageError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE);
@@ -255,6 +292,29 @@ async function execute(
   process.stdout.write(
     `Current partition replica assignment\n\n${formatAsReassignmentJson(rollback)}\n\nSave this to use as the --reassignment-json-file option during rollback\n`,
   );
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
+  if (throttles.interBroker >= 0n || throttles.logDir >= 0n) {
+    out(YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE);
+    if (throttles.interBroker >= 0n)
+      await modifyReassignmentThrottle(
+        admin,
+        proposedMoveMap(ongoing, plan.partitions, current),
+        throttles.interBroker,
+        out,
+      );
+    // The brokers whose replicas move between log dirs (none while log_dirs must be "any").
+    if (throttles.logDir >= 0n) {
+      const moving = plan.partitions.flatMap((p) =>
+        p.replicas.filter((_, i) => p.logDirs[i] !== ANY_LOG_DIR),
+      );
+      await modifyLogDirThrottle(
+        admin,
+        [...new Set(moving)].sort((a, b) => a - b),
+        throttles.logDir,
+        out,
+      );
+    }
+  }
   const results = await partitions.alterPartitionReassignments(
     plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: p.replicas })),
   );
@@ -273,6 +333,7 @@ async function verify(
   admin: AdminClient,
   partitions: PartitionAdmin,
   plan: ReassignmentPlan,
+  preserveThrottles: boolean,
 ): Promise<number> {
   const ongoing = new Map(
     (await partitions.listPartitionReassignments()).map((r) => [`${r.topic}-${r.partition}`, r]),
@@ -285,10 +346,12 @@ async function verify(
   const sorted = [...plan.partitions].sort((a, b) =>
     a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
   );
+  let inProgress = false;
   for (const p of sorted) {
     const k = `${p.topic}-${p.partition}`;
     if (ongoing.has(k)) {
       out.push(`Reassignment of partition ${k} is still in progress.`);
+      inProgress = true;
       continue;
     }
     const replicas = current.get(p.topic)?.get(p.partition) ?? [];
@@ -299,10 +362,21 @@ async function verify(
       );
   }
   process.stdout.write(`${out.join("\n")}\n`);
+  // Kafka then prints the replica log dir moves' states: an empty line when there are none.
+  process.stdout.write("\n");
+  // Every reassignment done: the throttles any of them set are cleared (all of them: which brokers an
+  // earlier reassignment throttled is not known any more).
+  if (!inProgress && !preserveThrottles)
+    await clearAllThrottles(admin, plan.partitions, (line) => void process.stdout.write(`${line}\n`));
   return 0;
 }
 
-async function cancel(partitions: PartitionAdmin, plan: ReassignmentPlan): Promise<number> {
+async function cancel(
+  admin: AdminClient,
+  partitions: PartitionAdmin,
+  plan: ReassignmentPlan,
+  preserveThrottles: boolean,
+): Promise<number> {
   const active = await partitions.listPartitionReassignments(
     plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition })),
   );
@@ -321,6 +395,8 @@ async function cancel(partitions: PartitionAdmin, plan: ReassignmentPlan): Promi
   process.stdout.write(
     `Successfully cancelled partition reassignment${active.length === 1 ? "" : "s"} for: ${names(active).join(",")}\n`,
   );
+  if (!preserveThrottles)
+    await clearAllThrottles(admin, plan.partitions, (line) => void process.stdout.write(`${line}\n`));
   return 0;
 }
 

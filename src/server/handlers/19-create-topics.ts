@@ -20,6 +20,7 @@ import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { CreateTopicResult } from "../metadata/topic-admin.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
+import { mutateWithQuota } from "../quota/controller-mutation-quota-manager.js";
 import type { RequestContext } from "../request-context.js";
 
 export function createTopicsHandler(services: BrokerServices): HandlerRegistration {
@@ -41,9 +42,12 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
           })),
         };
       }
-      // KafkaApis: CREATE on the cluster, else CREATE on each topic (TOPIC_AUTHORIZATION_FAILED).
+      // KafkaApis: CREATE on the cluster, else CREATE on each topic (TOPIC_AUTHORIZATION_FAILED); then
+      // controller_mutation_rate (server/quota): topic by topic while the client is under it.
       const auth = services.auth;
       const clusterCreate = auth.authorizeCluster(ctx, Operation.CREATE, false);
+      const options = { validateOnly: v >= 1 && request.validateOnly, timeoutMs: request.timeoutMs };
+      const quota = services.clientQuotas?.controllerMutationQuota(ctx);
       const results = await withAuthorized(
         request.topics.map((t) => ({
           name: t.name,
@@ -54,10 +58,23 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
         })),
         (t) => clusterCreate || auth.authorize(ctx, Operation.CREATE, ResourceType.TOPIC, t.name),
         (topics) =>
-          services.topicAdmin.createTopics(topics, {
-            validateOnly: v >= 1 && request.validateOnly,
-            timeoutMs: request.timeoutMs,
-          }),
+          quota === undefined
+            ? services.topicAdmin.createTopics(topics, options)
+            : mutateWithQuota(
+                quota,
+                topics,
+                async (t) => (await services.topicAdmin.createTopics([t], options))[0],
+                (_t, r) => r.numPartitions,
+                (t, error) => ({
+                  name: t.name,
+                  topicId: ZERO_UUID,
+                  error,
+                  numPartitions: -1,
+                  replicationFactor: -1,
+                  configs: [],
+                }),
+                options.validateOnly,
+              ),
         (t): CreateTopicResult => ({
           name: t.name,
           topicId: ZERO_UUID,
@@ -69,6 +86,7 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
       );
       return {
         ...defaultCreateTopicsResponse(),
+        throttleTimeMs: quota?.throttleTime() ?? 0,
         topics: results.map(
           (r): CreatableTopicResult => ({
             ...defaultCreatableTopicResult(),

@@ -13,6 +13,7 @@ import { Operation, ResourceType, topicAuthorizationFailed, withAuthorized } fro
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { TopicErrorResult } from "../metadata/topic-admin.js";
+import { mutateWithQuota } from "../quota/controller-mutation-quota-manager.js";
 import type { RequestContext } from "../request-context.js";
 
 export function createPartitionsHandler(services: BrokerServices): HandlerRegistration {
@@ -24,7 +25,10 @@ export function createPartitionsHandler(services: BrokerServices): HandlerRegist
       ctx: RequestContext,
       request: CreatePartitionsRequest,
     ): Promise<CreatePartitionsResponse> => {
-      // KafkaApis: ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED.
+      // KafkaApis: ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED; then controller_mutation_rate
+      // (server/quota): topic by topic while the client is under it; the partitions added count.
+      const options = { validateOnly: request.validateOnly, timeoutMs: request.timeoutMs };
+      const quota = services.clientQuotas?.controllerMutationQuota(ctx);
       const results = await withAuthorized(
         request.topics.map((t) => ({
           name: t.name,
@@ -33,14 +37,21 @@ export function createPartitionsHandler(services: BrokerServices): HandlerRegist
         })),
         (t) => services.auth.authorize(ctx, Operation.ALTER, ResourceType.TOPIC, t.name),
         (topics) =>
-          services.topicAdmin.createPartitions(topics, {
-            validateOnly: request.validateOnly,
-            timeoutMs: request.timeoutMs,
-          }),
+          quota === undefined
+            ? services.topicAdmin.createPartitions(topics, options)
+            : mutateWithQuota(
+                quota,
+                topics.map((t) => ({ t, before: services.metadata.numPartitions(t.name) ?? t.count })),
+                async (x) => (await services.topicAdmin.createPartitions([x.t], options))[0],
+                (x) => Math.max(0, x.t.count - x.before),
+                (x, error) => ({ name: x.t.name, error }),
+                options.validateOnly,
+              ),
         (t): TopicErrorResult => ({ name: t.name, error: topicAuthorizationFailed() }),
       );
       return {
         ...defaultCreatePartitionsResponse(),
+        throttleTimeMs: quota?.throttleTime() ?? 0,
         results: results.map((r) => ({
           name: r.name,
           errorCode: r.error ? r.error.code : 0,

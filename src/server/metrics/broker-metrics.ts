@@ -10,9 +10,12 @@
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
 // - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount,
 //   UnderMinIsr, AtMinIsr, ReplicasCount, LastStableOffsetLag (partition-metrics.ts);
-// - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments;
+// - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments, and
+//   Tributary's QuarantinedBytes with LogManager QuarantinedPartitionCount (log-quarantine.ts);
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
+// - kafka.server:type=LeaderReplication / FollowerReplication / AlterLogDirsReplication — byte-rate
+//   (replication-quota-metrics.ts);
 // - kafka.server:type=KafkaServer — BrokerState, linux-disk-read-bytes / linux-disk-write-bytes
 //   (linux-io-metrics.ts);
 // - NetworkProcessorAvgIdlePercent and RequestHandlerAvgIdlePercent: the event loop's idle fraction
@@ -27,6 +30,7 @@ import type { Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import type { LogManager } from "../../storage/log-manager.js";
 import type { MetadataCache } from "../metadata/metadata-cache.js";
+import type { ReplicationQuotas } from "../quota/replication-quotas.js";
 import type { ReplicaManager } from "../replication/replica-manager.js";
 import { BrokerTopicStats } from "./broker-topic-stats.js";
 import { IdleMetrics } from "./idle-metrics.js";
@@ -34,6 +38,7 @@ import { collectLinuxIoMetrics } from "./linux-io-metrics.js";
 import { partitionGauges } from "./partition-metrics.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { ReplicationMetrics } from "./replication-metrics.js";
+import { replicationQuotaGauges } from "./replication-quota-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { RuntimeMetrics } from "./runtime-metrics.js";
 
@@ -59,6 +64,8 @@ export interface BrokerMetricsSources {
   readonly replicaFetcherMaxLag?: () => number;
   /** The socket server's request memory pool and the connections it closed or saw near the file limit. */
   readonly socketServer?: () => SocketServerStats | undefined;
+  /** The replication throttles (byte-rate of LeaderReplication, FollowerReplication, AlterLogDirsReplication). */
+  readonly replicationQuotas?: () => ReplicationQuotas | undefined;
 }
 
 export interface SocketServerStats {
@@ -153,6 +160,7 @@ export class BrokerMetrics {
       ),
     ]);
     r.register(() => socketServerGauges(sources.socketServer?.()));
+    r.register(() => replicationQuotaGauges(sources.replicationQuotas?.()));
     r.register(() => this.idle.collect());
     r.register(() => collectLinuxIoMetrics());
     r.register(() => collectProcessMetrics(this.time));
@@ -259,6 +267,8 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
   const end: Sample[] = [];
   const start: Sample[] = [];
   const segments: Sample[] = [];
+  const quarantined: Sample[] = [];
+  let quarantinedPartitions = 0;
   if (lm !== undefined) {
     const logs = lm
       .allLogs()
@@ -271,6 +281,12 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
       end.push({ labels, value: Number(log.logEndOffset) });
       start.push({ labels, value: Number(log.logStartOffset) });
       segments.push({ labels, value: log.numberOfSegments });
+      // Only partitions holding a quarantine (log-quarantine.ts) get a series.
+      const q = log.loadReport.unrestoredQuarantineBytes;
+      if (q > 0) {
+        quarantined.push({ labels, value: q });
+        quarantinedPartitions++;
+      }
     }
   }
   return [
@@ -278,6 +294,16 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
     gauge("kafka_log_log_logendoffset", "The offset of the next record appended (LogEndOffset)", end),
     gauge("kafka_log_log_logstartoffset", "The first offset still in the log (LogStartOffset)", start),
     gauge("kafka_log_log_numlogsegments", "Segments of the partition's log (NumLogSegments)", segments),
+    gauge(
+      "kafka_log_log_quarantinedbytes",
+      "Bytes recovery moved to the partition's quarantine instead of deleting them, not restored yet (Tributary)",
+      quarantined,
+    ),
+    gauge(
+      "kafka_log_logmanager_quarantinedpartitioncount",
+      "Partitions whose log dir holds a quarantine not restored yet (Tributary; tributary log-recover --list)",
+      [{ value: quarantinedPartitions }],
+    ),
     ...logDirGauges(lm),
   ];
 }

@@ -158,8 +158,12 @@ describe("tributary configs", () => {
         "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter",
       ],
       [
-        ["--describe", "--entity-type", "users"],
-        "Invalid entity type users, the entity type must be one of topics,brokers,broker-loggers with the --bootstrap-server argument",
+        ["--describe", "--entity-type", "ips"],
+        "Invalid entity type ips, the entity type must be one of topics,clients,users,brokers,broker-loggers with the --bootstrap-server argument",
+      ],
+      [
+        ["--alter", "--entity-type", "users", "--add-config", "producer_byte_rate=1"],
+        "An entity-name or default entity must be specified with --alter of users, clients, brokers or ips",
       ],
       [
         ["--describe", "--broker", "zero"],

@@ -41,6 +41,7 @@ import {
   MetadataStoreError,
   type StateChangeHandler,
 } from "../../metadata/metadata-store.js";
+import { ANONYMOUS_PRINCIPAL } from "../kafka-principal.js";
 import {
   ACL_CHANGE_PREFIX,
   ACL_PATHS,
@@ -63,7 +64,8 @@ export const AUTHORIZER_CLASS_NAMES: readonly string[] = [
 
 /** Who asks: the request's principal, the client's address and the API (for the log line). */
 export interface AuthorizableRequestContext {
-  readonly principal: string;
+  /** Absent: User:ANONYMOUS. */
+  readonly principal?: string;
   readonly clientAddress: string;
   readonly api: { readonly name: string };
 }
@@ -181,7 +183,7 @@ export class AclAuthorizer {
     logIfDenied = true,
     logIfAllowed = true,
   ): boolean {
-    const principal = ctx.principal;
+    const principal = ctx.principal ?? ANONYMOUS_PRINCIPAL;
     const host = hostOf(ctx.clientAddress);
     const allowed =
       this.isSuperUser(principal) || this.aclsAllow(principal, host, operation, resourceType, name);
@@ -231,7 +233,7 @@ export class AclAuthorizer {
    * any pattern not outweighed by a DENY)? Used for idempotent producers without IDEMPOTENT_WRITE (KIP-679).
    */
   authorizeByResourceType(ctx: AuthorizableRequestContext, operation: number, resourceType: number): boolean {
-    const principal = ctx.principal;
+    const principal = ctx.principal ?? ANONYMOUS_PRINCIPAL;
     if (this.isSuperUser(principal)) return true;
     const host = hostOf(ctx.clientAddress);
     const applies = (e: AccessControlEntry, permission: number): boolean =>
