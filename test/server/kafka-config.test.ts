@@ -173,6 +173,24 @@ describe("KafkaConfig", () => {
     assert.match(invalid({ "compression.type": "brotli" }), /compression\.type: expected one of/);
   });
 
+  test("authorizer settings: Kafka's two authorizer class names; bad values in one line", () => {
+    for (const name of [
+      "kafka.security.authorizer.AclAuthorizer",
+      "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    ])
+      assert.equal(quiet({ "authorizer.class.name": name }).config.getString("authorizer.class.name"), name);
+    assert.equal(quiet({}).config.getString("authorizer.class.name"), "");
+    assert.equal(quiet({}).config.getBoolean("allow.everyone.if.no.acl.found"), false);
+    assert.match(
+      invalid({ "authorizer.class.name": "com.example.MyAuthorizer" }),
+      /^Invalid value com\.example\.MyAuthorizer for configuration authorizer\.class\.name: expected empty \(no authorizer\) or one of kafka\.security\.authorizer\.AclAuthorizer, /,
+    );
+    assert.match(
+      invalid({ "allow.everyone.if.no.acl.found": "maybe" }),
+      /allow\.everyone\.if\.no\.acl\.found: expected true or false/,
+    );
+  });
+
   test("metrics are served where the first listener binds unless metrics.http.listener says otherwise", () => {
     assert.deepEqual(quiet({}).config.metricsHttpListener, { host: "0.0.0.0", port: 9404 });
     assert.deepEqual(quiet({ listeners: "PLAINTEXT://127.0.0.1:9092" }).config.metricsHttpListener, {
