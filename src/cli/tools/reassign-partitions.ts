@@ -3,10 +3,14 @@
 //   --generate   --topics-to-move-json-file F --broker-list "0,1,2" [--disable-rack-aware]: prints
 //                "Current partition replica assignment" and "Proposed partition reassignment configuration",
 //                each as Kafka's compact JSON (placement by Kafka's AdminUtils.assignReplicasToBrokers).
-//   --execute    --reassignment-json-file F [--additional]: prints the current assignment to save for a
-//                rollback, starts the reassignments (AlterPartitionReassignments) and says so.
+//   --execute    --reassignment-json-file F [--additional] [--timeout MS]: prints the current assignment to
+//                save for a rollback, starts the reassignments (AlterPartitionReassignments) and says so; then
+//                each replica given a log dir (not "any") is sent AlterReplicaLogDirs on its broker, retried
+//                every 100 ms while the broker does not have the replica yet (REPLICA_NOT_AVAILABLE: a replica
+//                being added), until --timeout (10000 ms): "Successfully started moving log directory to …".
 //   --verify     --reassignment-json-file F: "Reassignment of partition t-0 is completed." / "… is still in
-//                progress." per partition.
+//                progress." per partition; then per replica given a log dir, Kafka's move states
+//                ("Reassignment of replica t-0-1 completed successfully." / "… is still in progress.", …).
 //   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress.
 //   --list       the reassignments in progress ("t-0: replicas: 3,0,1. adding: 3. removing: 1.").
 // Everything a file names is checked against the cluster before anything changes: an unknown broker or a
@@ -14,6 +18,11 @@
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
+import {
+  ReplicaLogDirAdmin,
+  replicaName,
+  type TopicPartitionReplica,
+} from "../../client/admin/replica-log-dir-admin.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 import {
@@ -72,6 +81,12 @@ export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
         "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment.",
     },
     { name: "preserve-throttles", description: "Do not modify broker or topic throttles." },
+    {
+      name: "timeout",
+      description: "The maximum time in ms to wait for log directory replica assignment to begin.",
+      arg: { type: "Long", describedAs: "timeout" },
+      defaultValue: "10000",
+    },
   ],
 };
 
@@ -89,7 +104,7 @@ const REQUIRED: Record<Action, string[]> = {
 const PERMITTED: Record<Action, string[]> = {
   verify: ["bootstrap-server", "command-config", "preserve-throttles"],
   generate: ["bootstrap-server", "command-config", "disable-rack-aware"],
-  execute: ["additional", "bootstrap-server", "command-config"],
+  execute: ["additional", "bootstrap-server", "command-config", "timeout"],
   cancel: ["bootstrap-server", "command-config", "preserve-throttles"],
   list: ["bootstrap-server", "command-config"],
 };
@@ -127,15 +142,7 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
   const topicsToMove =
     action === "generate" ? readTopicsToMoveJson(args.value("topics-to-move-json-file")!) : [];
   const brokerList = action === "generate" ? parseBrokerList(args.value("broker-list")!) : [];
-  if (plan) {
-    const moves = plan.partitions.flatMap((p) =>
-      p.logDirs.map((d, i) => ({ p, d, i })).filter((x) => x.d !== ANY_LOG_DIR),
-    );
-    if (moves.length > 0)
-      throw new UsageError(
-        `${plan.file}: ${moves[0].p.path}.log_dirs[${moves[0].i}]: moving replicas between the log dirs of a broker is not supported yet (use "any")`,
-      );
-  }
+  const timeoutMs = action === "execute" ? parseTimeout(args.value("timeout") ?? "10000") : 0;
   return withAdminClient(
     args,
     async (admin) => {
@@ -151,7 +158,7 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
           );
           return 0;
         case "execute":
-          return execute(admin, partitions, plan!, args.has("additional"));
+          return execute(admin, partitions, plan!, args.has("additional"), timeoutMs);
         case "verify":
           return verify(admin, partitions, plan!);
         case "cancel":
@@ -162,6 +169,99 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
     },
     (o) => ({ ...o, clientId: o.clientId ?? "reassign-partitions-tool" }),
   );
+}
+
+function parseTimeout(s: string): number {
+  if (!/^\d+$/.test(s.trim()) || !Number.isSafeInteger(Number(s.trim())))
+    throw new UsageError(`Invalid value '${s}' for --timeout: expected a number of milliseconds`);
+  return Number(s.trim());
+}
+
+/** The replicas the plan gives a log dir (Kafka's replicaAssignment of parseExecuteAssignmentArgs). */
+function logDirMoves(plan: ReassignmentPlan): Array<TopicPartitionReplica & { dir: string }> {
+  return plan.partitions.flatMap((p) =>
+    p.replicas
+      .map((brokerId, i) => ({ topic: p.topic, partition: p.partition, brokerId, dir: p.logDirs[i] }))
+      .filter((m) => m.dir !== ANY_LOG_DIR),
+  );
+}
+
+/** Kafka's compareTopicPartitionReplicas: broker, then topic, then partition. */
+function byReplica(a: TopicPartitionReplica, b: TopicPartitionReplica): number {
+  if (a.brokerId !== b.brokerId) return a.brokerId - b.brokerId;
+  if (a.topic !== b.topic) return a.topic < b.topic ? -1 : 1;
+  return a.partition - b.partition;
+}
+
+/**
+ * Kafka's executeMoves: AlterReplicaLogDirs for every replica given a log dir, again every 100 ms for those
+ * whose broker does not have them yet (REPLICA_NOT_AVAILABLE), until timeoutMs.
+ */
+async function executeMoves(
+  dirs: ReplicaLogDirAdmin,
+  moves: ReadonlyArray<TopicPartitionReplica & { dir: string }>,
+  timeoutMs: number,
+): Promise<void> {
+  const start = Date.now();
+  let pending = [...moves];
+  for (;;) {
+    const results = await dirs.alterReplicaLogDirs(pending);
+    const failed = results.find(
+      (r) => r.error !== undefined && r.error.errorName !== "REPLICA_NOT_AVAILABLE",
+    );
+    if (failed !== undefined)
+      throw new UsageError(`Failed to alter dir for ${replicaName(failed)}: ${failed.error!.message}`);
+    const started = new Set(results.filter((r) => r.error === undefined).map(replicaName));
+    for (const m of pending.filter((x) => started.has(replicaName(x))).sort(byReplica))
+      process.stdout.write(
+        `Successfully started moving log directory to ${m.dir} for replica ${m.topic}-${m.partition} with broker ${m.brokerId} \n`,
+      );
+    pending = pending.filter((x) => !started.has(replicaName(x)));
+    if (pending.length === 0) return;
+    if (Date.now() >= start + timeoutMs)
+      throw new UsageError(
+        `Timed out before log directory move${pending.length === 1 ? "" : "s"} could be started for: ${[
+          ...pending,
+        ]
+          .sort(byReplica)
+          .map(replicaName)
+          .join(",")}`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Kafka's findLogDirMoveStates + replicaMoveStatesToString: one line per replica given a log dir. */
+async function verifyReplicaMoves(
+  dirs: ReplicaLogDirAdmin,
+  moves: ReadonlyArray<TopicPartitionReplica & { dir: string }>,
+): Promise<string[]> {
+  const infos = await dirs.describeReplicaLogDirs(moves);
+  const failed = infos.find((i) => i.error !== undefined);
+  if (failed !== undefined) throw failed.error!;
+  const out: string[] = [];
+  const sorted = moves.map((m, i) => ({ m, info: infos[i] })).sort((a, b) => byReplica(a.m, b.m));
+  for (const { m, info } of sorted) {
+    const tp = `${m.topic}-${m.partition}`;
+    if (info.currentReplicaLogDir === null)
+      out.push(
+        `Partition ${tp} is not found in any live log dir on broker ${m.brokerId}. There is likely an offline log directory on the broker.`,
+      );
+    else if (info.futureReplicaLogDir !== null) {
+      if (info.futureReplicaLogDir === m.dir)
+        out.push(`Reassignment of replica ${replicaName(m)} is still in progress.`);
+      else
+        out.push(
+          `Partition ${tp} on broker ${m.brokerId} is being moved to log dir ${info.futureReplicaLogDir} instead of ${m.dir}.`,
+        );
+    } else if (info.currentReplicaLogDir === m.dir)
+      out.push(`Reassignment of replica ${replicaName(m)} completed successfully.`);
+    else
+      out.push(
+        `Partition ${tp} on broker ${m.brokerId} is not being moved from log dir ${info.currentReplicaLogDir} to ${m.dir}.`,
+      );
+  }
+  return out;
 }
 
 function parseBrokerList(s: string): number[] {
@@ -242,6 +342,7 @@ async function execute(
   partitions: PartitionAdmin,
   plan: ReassignmentPlan,
   additional: boolean,
+  timeoutMs: number,
 ): Promise<number> {
   const ongoing = await partitions.listPartitionReassignments();
   if (!additional && ongoing.length > 0) throw new UsageError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE);
@@ -266,6 +367,8 @@ async function execute(
   process.stdout.write(
     `Successfully started partition reassignment${plan.partitions.length === 1 ? "" : "s"} for ${names(plan.partitions).join(",")}\n`,
   );
+  const moves = logDirMoves(plan);
+  if (moves.length > 0) await executeMoves(new ReplicaLogDirAdmin(admin.cluster), moves, timeoutMs);
   return 0;
 }
 
@@ -298,6 +401,8 @@ async function verify(
         `There is no active reassignment of partition ${k}, but replica set is ${replicas.join(",")} rather than ${p.replicas.join(",")}.`,
       );
   }
+  const moves = logDirMoves(plan);
+  if (moves.length > 0) out.push(...(await verifyReplicaMoves(new ReplicaLogDirAdmin(admin.cluster), moves)));
   process.stdout.write(`${out.join("\n")}\n`);
   return 0;
 }
