@@ -125,6 +125,15 @@ export interface StorageFailure {
   readonly cause: string;
 }
 
+/** The topic id in a partition dir's partition.metadata, if it has a readable one. */
+function readTopicId(partitionDir: string): string | undefined {
+  try {
+    return new PartitionMetadataFile(partitionDir).read()?.topicId;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An error from the file system (as opposed to a bug or a Kafka-level error). */
 export function isStorageError(e: unknown): boolean {
   return (
@@ -779,7 +788,9 @@ export class LogManager {
     let log: UnifiedLog;
     try {
       mkdirSync(logDir, { recursive: true });
-      if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId);
+      // The topic id comes along (from the current log's partition.metadata when not given).
+      const id = topicId ?? readTopicId(current.log.dir);
+      if (id !== undefined) new PartitionMetadataFile(logDir).write(id);
       log = this.openLog(
         dir,
         tp,
@@ -860,12 +871,11 @@ export class LogManager {
     const logStartOffset = fut.log.logStartOffset;
     const endOffset = fut.log.logEndOffset;
     // 1. The future log is durable, with the current log's leader epochs (also those no batch carries yet).
+    const epochs = [...(cur.log.leaderEpochCache?.epochEntries() ?? [])];
     try {
       fut.log.flush();
       fut.log.close();
-      new LeaderEpochCheckpointFile(join(fut.log.dir, "leader-epoch-checkpoint")).write(
-        cur.log.leaderEpochCache?.epochEntries() ?? [],
-      );
+      new LeaderEpochCheckpointFile(join(fut.log.dir, "leader-epoch-checkpoint")).write(epochs);
     } catch (e) {
       if (!isStorageError(e)) throw e;
       this.futureLogs.delete(key);
@@ -904,6 +914,10 @@ export class LogManager {
       );
     }
     log.updateHighWatermark(highWatermark);
+    // Loading drops epochs that start at the log end (no batch carries them yet); the leader keeps them.
+    const cache = log.leaderEpochCache;
+    for (const e of epochs)
+      if (cache !== undefined && e.epoch > (cache.latestEpoch() ?? -1)) cache.assign(e.epoch, e.startOffset);
     this.logs.set(key, { log, dir: fut.dir });
     // 4. Checkpoints of both dirs, the cleaner's entry moved with the log, the old copy removed.
     const cm = this._cleanerManager;

@@ -222,7 +222,9 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
     const futures = partitionEntries(source!, "moving-0");
     assert.equal(futures.length, 1, `a future dir in ${source}: ${futures}`);
     assert.match(futures[0], /^moving-0\.[0-9a-f]{32}-future$/);
-    t.diagnostic(`after SIGKILL: ${source}: ${futures[0]} (${readdirSync(join(source!, futures[0])).length} files)`);
+    t.diagnostic(
+      `after SIGKILL: ${source}: ${futures[0]} (${readdirSync(join(source!, futures[0])).length} files)`,
+    );
     assert.deepEqual(partitionEntries(target, "moving-0"), ["moving-0"]);
     await b.restart();
     await waitFor("the interrupted move to complete", 60_000, async () => {
@@ -240,7 +242,9 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
     const acked = produced.stdout.split("\n").filter((l) => l !== "");
     assert.ok(acked.length > 1000, `records acknowledged during the moves: ${produced.stderr}`);
     const read = await readWithKcat(b.bootstrap, "moving", 120_000);
-    t.diagnostic(`${acked.length} records acknowledged during the moves (${produced.stderr.trim()}); ${read.length} read`);
+    t.diagnostic(
+      `${acked.length} records acknowledged during the moves (${produced.stderr.trim()}); ${read.length} read`,
+    );
     const gaps = read.filter((m, i) => m.offset !== i).map((m) => m.offset);
     assert.deepEqual(gaps.slice(0, 5), [], "contiguous offsets from 0");
     const values = new Map<string, number>();
