@@ -170,6 +170,17 @@ export class Partition {
     return true;
   }
 
+  /** Whether the future log's dir is full (its appends would be refused). */
+  get isFutureLogDirFull(): boolean {
+    const dir = this.logManager.futureLogDirOf(this.topicPartition);
+    return dir !== undefined && this.logManager.isLogDirFull(dir);
+  }
+
+  /** Removes the future log (Kafka's removeFutureLocalReplica): a move cancelled, redirected or failed. */
+  removeFutureReplica(): void {
+    this.logManager.removeFutureLog(this.topicPartition);
+  }
+
   /**
    * Kafka's maybeReplaceCurrentWithFutureReplica: when the future log ends where the current log ends, it
    * becomes the replica's log (synchronously: no append in between). Returns whether it did.

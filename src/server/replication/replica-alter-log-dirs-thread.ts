@@ -54,6 +54,8 @@ function min(a: bigint, b: bigint): bigint {
 export class ReplicaAlterLogDirsThread {
   private readonly partitions = new Map<string, TopicPartition>();
   private readonly unflushedBytes = new Map<string, number>();
+  /** Partitions whose future log's dir is full (warned once until a copy succeeds again). */
+  private readonly full = new Set<string>();
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
@@ -98,6 +100,7 @@ export class ReplicaAlterLogDirsThread {
     const key = topicPartitionKey(tp);
     if (this.partitions.delete(key)) this.logger.info(`Removed fetcher for the future replica of ${key}`);
     this.unflushedBytes.delete(key);
+    this.full.delete(key);
   }
 
   has(tp: TopicPartition): boolean {
@@ -157,17 +160,28 @@ export class ReplicaAlterLogDirsThread {
 
   private stepSafely(key: string, tp: TopicPartition): StepResult {
     try {
-      return this.step(key, tp);
+      const r = this.step(key, tp);
+      if (r === "copied") this.full.delete(key);
+      return r;
     } catch (e) {
       if (e instanceof KafkaError || isStorageError(e)) {
         if (isNoSpaceError(e)) {
           // The target dir is full: the LogManager marked it; the copy goes on once it has space again.
-          this.logger.warn(`The future replica of ${key} cannot be written: ${(e as Error).message}`);
+          if (!this.full.has(key))
+            this.logger.warn(
+              `The future replica of ${key} cannot be written, the copy waits for space: ${(e as Error).message}`,
+            );
+          this.full.add(key);
           return "waiting";
         }
         this.logger.error(
-          `Error copying ${key} into its future replica; the copy stops: ${(e as Error).message}`,
+          `Error copying ${key} into its future replica; the move is abandoned: ${(e as Error).message}`,
         );
+        try {
+          this.getPartition(tp)?.removeFutureReplica();
+        } catch (e2) {
+          this.logger.warn(`Could not remove the future replica of ${key}: ${(e2 as Error).message}`);
+        }
         return "gone";
       }
       throw e;
@@ -190,7 +204,7 @@ export class ReplicaAlterLogDirsThread {
     }
     let copied = false;
     if (future.logEndOffset < current.logEndOffset) {
-      if (this.quota?.isQuotaExceeded()) return "waiting";
+      if (this.quota?.isQuotaExceeded() || partition.isFutureLogDirFull) return "waiting";
       const read = current.read(future.logEndOffset, this.chunkBytes, "log-end", true);
       if (read.records.length > 0) {
         const info = future.appendAsFollower(read.records);

@@ -629,7 +629,7 @@ export class ReplicaManager {
           if (hosted.isOffline) throw new KafkaError("KAFKA_STORAGE_ERROR", `Partition ${key} is offline`);
           if (hosted.futureReplicaDirChanged(dir)) {
             this.alterLogDirsThread.removePartition(tp);
-            this.logManager.removeFutureLog(tp);
+            hosted.removeFutureReplica();
           }
         }
         this.logManager.maybeUpdatePreferredLogDir(tp, dir);
