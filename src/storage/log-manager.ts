@@ -16,9 +16,9 @@
 // The swap of a future log for the current one (replaceCurrentWithFutureLog, one synchronous step: no
 // append can come in between) keeps exactly one whole copy on disk at every moment a crash can cut it:
 //   1. the future log is flushed, the current log's leader epochs are written to its leader-epoch-checkpoint,
-//      and it is closed;  2. the current log is flushed, closed and renamed `<tp>.<id>-delete` (durably);
+//      and it is closed;  2. the current log is closed and renamed `<tp>.<id>-delete` (durably);
 //   3. the future dir is renamed `<tp>` (durably) and opened as the partition's log;  4. the checkpoints of
-//   both dirs are written and the `-delete` dir removed.
+//   both dirs are written and the `-delete` dir removed in the background.
 // At startup a future log with its current log resumes (the replica layer copies on); a future log whose
 // current log is gone (a crash between 2 and 3) completes the swap: it is renamed `<tp>` and loaded as the
 // log. Neither happens while a log dir that may hold the current log is offline.
@@ -36,6 +36,7 @@
 
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fsyncDirectory } from "../common/atomic-file.js";
 import { Logger } from "../common/logger.js";
@@ -867,6 +868,9 @@ export class LogManager {
         `The future log of ${key} ends at ${fut.log.logEndOffset}, the current log at ${cur.log.logEndOffset}`,
       );
     this.logger.info(`Attempting to replace current log ${cur.log} with ${fut.log} for ${key}`);
+    const t0 = performance.now();
+    const ms = (): string => (performance.now() - t0).toFixed(0);
+    const steps: string[] = [];
     const highWatermark = cur.log.highWatermark;
     const logStartOffset = fut.log.logStartOffset;
     const endOffset = fut.log.logEndOffset;
@@ -876,6 +880,7 @@ export class LogManager {
       fut.log.flush();
       fut.log.close();
       new LeaderEpochCheckpointFile(join(fut.log.dir, "leader-epoch-checkpoint")).write(epochs);
+      steps.push(`future flushed and closed at ${ms()} ms`);
     } catch (e) {
       if (!isStorageError(e)) throw e;
       this.futureLogs.delete(key);
@@ -890,7 +895,7 @@ export class LogManager {
     const deleted = join(cur.dir, logDirNameWithSuffix(tp, DELETE_DIR_SUFFIX));
     let log: UnifiedLog;
     try {
-      cur.log.flush();
+      // (Not flushed: it is deleted. Until the rename below it is the partition's log, recovered as any.)
       cur.log.close();
       renameSync(cur.log.dir, deleted);
       fsyncDirectory(cur.dir);
@@ -898,6 +903,7 @@ export class LogManager {
       renameSync(fut.log.dir, join(fut.dir, key));
       fsyncDirectory(fut.dir);
       this.futureLogs.delete(key);
+      steps.push(`renamed at ${ms()} ms`);
       log = this.openLog(fut.dir, tp, this.configFor(tp.topic), {
         hadCleanShutdown: true,
         recoveryPoint: endOffset,
@@ -927,15 +933,18 @@ export class LogManager {
       cm.updateCheckpoints(cur.dir);
     }
     this.resumeCleaningAfterMove(tp);
+    steps.push(`opened at ${ms()} ms`);
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
-    try {
-      rmSync(deleted, { recursive: true, force: true });
-    } catch (e) {
-      this.logger.warn(`Could not remove ${deleted} (removed at the next start): ${(e as Error).message}`);
-    }
-    this.logger.info(`The current replica is successfully replaced with the future replica for ${key}`);
+    steps.push(`checkpointed at ${ms()} ms`);
+    // The old copy goes in the background (a large file's unlink can take a while); a start finds what is left.
+    rm(deleted, { recursive: true, force: true }).catch((e: Error) =>
+      this.logger.warn(`Could not remove ${deleted} (removed at the next start): ${e.message}`),
+    );
+    this.logger.info(
+      `The current replica is successfully replaced with the future replica for ${key} (${steps.join(", ")})`,
+    );
     return log;
   }
 

@@ -208,8 +208,14 @@ test("a reassignment with log_dirs moves replicas between brokers and between di
         "Reassignment of replica spread-0-2 completed successfully.",
         "Reassignment of replica spread-1-2 completed successfully.",
       ]);
+      await c.waitFor("broker 1's old copy of spread-0 removed", 10_000, async () =>
+        placement(1, "spread-0").length === 1 ? true : undefined,
+      );
       assert.deepEqual(placement(1, "spread-0"), [join(b1Target, "spread-0")]);
       assert.deepEqual(placement(2, "spread-0"), [join(dirOf(2, 1), "spread-0")]);
+      await c.waitFor("broker 2's old copy of spread-1 removed", 10_000, async () =>
+        placement(2, "spread-1").length === 1 ? true : undefined,
+      );
       assert.deepEqual(placement(2, "spread-1"), [join(b2Target, "spread-1")]);
       await c.waitFor("broker 0's replica of spread-0 deleted", 20_000, async () =>
         placement(0, "spread-0").length === 0 ? true : undefined,

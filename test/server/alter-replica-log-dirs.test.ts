@@ -210,7 +210,9 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
       const [cur, fut] = await currentAndFuture("moving");
       return cur === target && fut === null ? true : undefined;
     });
-    assert.deepEqual(partitionEntries(source!, "moving-0"), [], `nothing left in ${source}`);
+    await waitFor(`nothing left in ${source}`, 10_000, async () =>
+      partitionEntries(source!, "moving-0").length === 0 ? true : undefined,
+    );
     assert.deepEqual(partitionEntries(target, "moving-0"), ["moving-0"]);
     assert.ok(readdirSync(join(target, "moving-0")).filter((f) => f.endsWith(".log")).length > 5);
     const epochsAfter = readFileSync(join(target, "moving-0", "leader-epoch-checkpoint"), "utf8");
@@ -231,7 +233,9 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
       const [cur, fut] = await currentAndFuture("moving");
       return cur === source && fut === null ? true : undefined;
     });
-    assert.deepEqual(partitionEntries(target, "moving-0"), [], `nothing left in ${target}`);
+    await waitFor(`nothing left in ${target}`, 10_000, async () =>
+      partitionEntries(target, "moving-0").length === 0 ? true : undefined,
+    );
     assert.deepEqual(partitionEntries(source!, "moving-0"), ["moving-0"]);
 
     // 3. Every acknowledged record, once, at contiguous offsets.

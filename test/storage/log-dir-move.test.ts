@@ -62,7 +62,7 @@ function copyAll(current: UnifiedLog, future: UnifiedLog): void {
     future.appendAsFollower(current.read(future.logEndOffset, 1000, "log-end", true).records);
 }
 
-test("the future log is created in the target dir and replaces the current log", () => {
+test("the future log is created in the target dir and replaces the current log", async () => {
   const root = mkdtempSync(join(tmpdir(), "tributary-log-dir-move-"));
   const dirs = [join(root, "a"), join(root, "b")];
   try {
@@ -87,6 +87,9 @@ test("the future log is created in the target dir and replaces the current log",
     assert.equal(lm.getLog(TP), swapped);
     assert.equal(lm.getFutureLog(TP), undefined);
     assert.equal(lm.logDirOf(TP), dirs[1]);
+    // The old copy, renamed `-delete`, is removed in the background.
+    assert.match(entries(dirs[0]).join(), /^(moving-3\.[0-9a-f]{32}-delete)?$/);
+    for (let i = 0; i < 200 && entries(dirs[0]).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(entries(dirs[0]), [], "the old copy is gone");
     assert.deepEqual(entries(dirs[1]), ["moving-3"]);
     assert.ok(allBytes(swapped).equals(bytes), "the same batches, byte for byte");

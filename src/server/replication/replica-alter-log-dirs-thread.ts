@@ -14,11 +14,13 @@
 //   (Partition.maybeReplaceCurrentWithFutureReplica → LogManager.replaceCurrentWithFutureLog), in the same
 //   synchronous step, so no append comes in between, and the partition leaves this copier.
 // It never holds the event loop for long: it runs in slices of sliceMs (a few chunk copies each), then
-// yields (setImmediate while there is work, backoffMs when every partition waits). The future log is
-// flushed every flushIntervalBytes copied, so the flush of the swap is short.
+// yields (setImmediate while there is work, backoffMs when every partition waits). Every
+// flushIntervalBytes copied, the future log's new segment bytes are written to disk off the event loop
+// (fdatasync on the thread pool), so the flush of the swap finds little left to write.
 // Throttling (replica.alter.log.dirs.io.max.bytes.per.second) is not decided here: an optional quota
 // (Kafka's ReplicaQuota for AlterLogDirsReplication) is asked before each read and told the bytes copied.
 
+import { open } from "node:fs/promises";
 import { Logger } from "../../common/logger.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { KafkaError } from "../../protocol/errors.js";
@@ -40,7 +42,7 @@ export interface ReplicaAlterLogDirsOptions {
   readonly sliceMs?: number;
   /** The wait when nothing can be copied (throttled, or waiting for the current log). */
   readonly backoffMs?: number;
-  /** Bytes copied between two flushes of a future log. */
+  /** Bytes copied between two write-backs (fdatasync off the event loop) of a future log. */
   readonly flushIntervalBytes?: number;
 }
 
@@ -54,6 +56,12 @@ function min(a: bigint, b: bigint): bigint {
 export class ReplicaAlterLogDirsThread {
   private readonly partitions = new Map<string, TopicPartition>();
   private readonly unflushedBytes = new Map<string, number>();
+  /** Partitions whose future log is being written back (fdatasync off the event loop). */
+  private readonly writingBack = new Set<string>();
+  /** Per partition, the write-backs started once caught up (before the swap). */
+  private readonly finalWriteBacks = new Map<string, number>();
+  /** Per partition, the base offset of the segment the last write-back started from. */
+  private readonly writtenBackFrom = new Map<string, bigint>();
   /** Partitions whose future log's dir is full (warned once until a copy succeeds again). */
   private readonly full = new Set<string>();
   private readonly logger: Logger;
@@ -81,7 +89,7 @@ export class ReplicaAlterLogDirsThread {
     this.chunkBytes = options.chunkBytes ?? 1024 * 1024;
     this.sliceMs = options.sliceMs ?? 10;
     this.backoffMs = options.backoffMs ?? 50;
-    this.flushIntervalBytes = options.flushIntervalBytes ?? 16 * 1024 * 1024;
+    this.flushIntervalBytes = options.flushIntervalBytes ?? 8 * 1024 * 1024;
   }
 
   /** Starts (or keeps) copying the partition's current log into its future log. */
@@ -100,6 +108,8 @@ export class ReplicaAlterLogDirsThread {
     const key = topicPartitionKey(tp);
     if (this.partitions.delete(key)) this.logger.info(`Removed fetcher for the future replica of ${key}`);
     this.unflushedBytes.delete(key);
+    this.writtenBackFrom.delete(key);
+    this.finalWriteBacks.delete(key);
     this.full.delete(key);
   }
 
@@ -211,10 +221,9 @@ export class ReplicaAlterLogDirsThread {
         this.bytesCopied += info.validBytes;
         this.quota?.record(info.validBytes);
         const unflushed = (this.unflushedBytes.get(key) ?? 0) + info.validBytes;
-        if (unflushed >= this.flushIntervalBytes) {
-          future.flush();
+        if (unflushed >= this.flushIntervalBytes && this.writeBack(key, future))
           this.unflushedBytes.set(key, 0);
-        } else this.unflushedBytes.set(key, unflushed);
+        else this.unflushedBytes.set(key, unflushed);
         copied = info.validBytes > 0;
       }
     }
@@ -222,9 +231,46 @@ export class ReplicaAlterLogDirsThread {
     if (current.logStartOffset > future.logStartOffset && current.logStartOffset <= future.highWatermark)
       future.maybeIncrementLogStartOffset(current.logStartOffset, "the current replica's log start offset");
     if (future.logEndOffset === current.logEndOffset && future.logStartOffset >= current.logStartOffset) {
+      // Caught up: what is not on disk yet is written back off the event loop first (at most a few
+      // rounds while producers keep writing), so the swap's own flush is short.
+      if (this.writingBack.has(key)) return "waiting";
+      const rounds = this.finalWriteBacks.get(key) ?? 0;
+      if ((this.unflushedBytes.get(key) ?? 0) > this.chunkBytes && rounds < 3) {
+        this.finalWriteBacks.set(key, rounds + 1);
+        if (this.writeBack(key, future)) this.unflushedBytes.set(key, 0);
+        return "waiting";
+      }
       if (partition.maybeReplaceCurrentWithFutureReplica()) return "swapped";
     }
     return copied ? "copied" : "waiting";
+  }
+
+  /**
+   * Writes the future log's new bytes to disk off the event loop (fdatasync on the libuv thread pool, of
+   * the segments written since the last time), so the swap's flush finds little left to write. Returns
+   * false while the previous write-back of the partition is still running.
+   */
+  private writeBack(key: string, future: UnifiedLog): boolean {
+    if (this.writingBack.has(key)) return false;
+    const from = this.writtenBackFrom.get(key) ?? -1n;
+    const segments = future.segments().filter((s) => s.baseOffset >= from);
+    if (segments.length === 0) return true;
+    this.writtenBackFrom.set(key, segments[segments.length - 1].baseOffset);
+    this.writingBack.add(key);
+    (async () => {
+      for (const s of segments) {
+        const fh = await open(s.logFile, "r").catch(() => undefined);
+        if (fh === undefined) continue; // (truncated away or swapped meanwhile)
+        try {
+          await fh.datasync();
+        } finally {
+          await fh.close();
+        }
+      }
+    })()
+      .catch((e: Error) => this.logger.warn(`Could not write back the future log of ${key}: ${e.message}`))
+      .finally(() => this.writingBack.delete(key));
+    return true;
   }
 
   /**
