@@ -1,8 +1,8 @@
 // Moving a replica between the log dirs of one broker (AlterReplicaLogDirs, issue 18), with a real broker
 // process holding two log dirs:
-//   - a partition holding ~100 MB moves to the other dir while a confluent-kafka producer (acks=all,
+//   - a partition holding ~200 MB moves to the other dir while a confluent-kafka producer (acks=all,
 //     idempotent) keeps writing to it; `tributary log-dirs --describe` run during the move (the broker held
-//     with SIGSTOP right after AlterReplicaLogDirs answered, so the copy of 100 MB cannot be over) shows the
+//     with SIGSTOP right after AlterReplicaLogDirs answered, so the copy of 200 MB cannot be over) shows the
 //     future replica in the target dir (isFuture true, offsetLag > 0); afterwards the files are in the target
 //     dir, nothing of the partition is left in the old one, the leader-epoch-checkpoint came along;
 //   - the move back is interrupted by SIGKILL of the broker right after AlterReplicaLogDirs answered (a
@@ -35,6 +35,8 @@ import {
 import { runTributary } from "../support/tributary-cli.js";
 
 const PYTHON = "/usr/bin/python3";
+/** Records written before the moves: ~200 MB, a copy that takes a good fraction of a second at least. */
+const PRELOAD = 320_000;
 
 /** Writes "p-<i>" with acks=all until the stop file exists; prints every acknowledged value. */
 const PRODUCE_UNTIL_STOPPED = `
@@ -163,10 +165,10 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
     assert.ok(source === dirA || source === dirB, `moving-0 is in ${source}`);
     const target = source === dirA ? dirB : dirA;
 
-    // ~100 MB to copy (kcat), then a producer that keeps writing.
+    // ~200 MB to copy (kcat), then a producer that keeps writing.
     const preload = join(work, "preload.txt");
     const value = "v".repeat(600);
-    writeFileSync(preload, Array.from({ length: 160_000 }, (_, i) => `pre-${i}-${value}`).join("\n") + "\n");
+    writeFileSync(preload, Array.from({ length: PRELOAD }, (_, i) => `pre-${i}-${value}`).join("\n") + "\n");
     const loaded = await runCommand(
       "/usr/bin/kcat",
       ["-b", b.bootstrap, "-P", "-t", "moving", "-l", preload],
@@ -257,7 +259,7 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
     assert.deepEqual(missing.slice(0, 10), [], `${missing.length} acknowledged records missing`);
     const twice = [...values].filter(([, n]) => n > 1);
     assert.deepEqual(twice.slice(0, 10), [], "no record twice");
-    assert.equal(read.filter((m) => m.value.startsWith("pre-")).length, 160_000);
+    assert.equal(read.filter((m) => m.value.startsWith("pre-")).length, PRELOAD);
 
     // 4. A clean stop: the checkpoints of the partition are in its dir only, at the log end.
     await b.stop("SIGTERM");
