@@ -16,9 +16,10 @@
 // The swap of a future log for the current one (replaceCurrentWithFutureLog, one synchronous step: no
 // append can come in between) keeps exactly one whole copy on disk at every moment a crash can cut it:
 //   1. the future log is flushed, the current log's leader epochs are written to its leader-epoch-checkpoint,
-//      and it is closed;  2. the current log is closed and renamed `<tp>.<id>-delete` (durably);
-//   3. the future dir is renamed `<tp>` (durably) and opened as the partition's log;  4. the checkpoints of
-//   both dirs are written and the `-delete` dir removed in the background.
+//      the current log's quarantines (quarantine-*, log-quarantine.ts) are moved into it, and it is closed;
+//   2. the current log is closed and renamed `<tp>.<id>-delete` (durably);
+//   3. the future dir is renamed `<tp>` (durably) and opened as the partition's log;
+//   4. the checkpoints of both dirs are written and the `-delete` dir removed in the background.
 // At startup a future log with its current log resumes (the replica layer copies on); a future log whose
 // current log is gone (a crash between 2 and 3) completes the swap: it is renamed `<tp>` and loaded as the
 // log. Neither happens while a log dir that may hold the current log is offline.
@@ -35,7 +36,7 @@
 // A dir where a log could not be closed cleanly gets no .kafka_cleanshutdown: the next start recovers it.
 
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fsyncDirectory } from "../common/atomic-file.js";
@@ -72,6 +73,7 @@ import {
   logDirNameWithSuffix,
   parseLogDirName,
 } from "./log-file-names.js";
+import { QUARANTINE_DIR_PREFIX } from "./log-quarantine.js";
 import { UnifiedLog } from "./unified-log.js";
 
 export const RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
@@ -124,6 +126,27 @@ interface LoadedLog {
 export interface StorageFailure {
   readonly dir: string;
   readonly cause: string;
+}
+
+/**
+ * Moves the quarantines of a partition dir (`quarantine-*`, log-quarantine.ts: what recovery set aside)
+ * into the dir of the log that replaces it: renamed, or copied when the log dirs are on different file
+ * systems; one already there (a swap that was cut short) is kept.
+ */
+function carryQuarantines(from: string, to: string): void {
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    if (!e.isDirectory() || !e.name.startsWith(QUARANTINE_DIR_PREFIX)) continue;
+    const target = join(to, e.name);
+    if (existsSync(target)) continue;
+    try {
+      renameSync(join(from, e.name), target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+      cpSync(join(from, e.name), `${target}.tmp`, { recursive: true });
+      renameSync(`${target}.tmp`, target);
+    }
+  }
+  fsyncDirectory(to);
 }
 
 /** The topic id in a partition dir's partition.metadata, if it has a readable one. */
@@ -880,6 +903,7 @@ export class LogManager {
       fut.log.flush();
       fut.log.close();
       new LeaderEpochCheckpointFile(join(fut.log.dir, "leader-epoch-checkpoint")).write(epochs);
+      carryQuarantines(cur.log.dir, fut.log.dir);
       steps.push(`future flushed and closed at ${ms()} ms`);
     } catch (e) {
       if (!isStorageError(e)) throw e;

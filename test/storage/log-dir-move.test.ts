@@ -6,7 +6,16 @@
 // is gone (a crash between the two renames) becomes the partition's log.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -79,6 +88,9 @@ test("the future log is created in the target dir and replaces the current log",
     assert.equal(lm.futureLogDirOf(TP), dirs[1]);
     assert.equal(lm.getOrCreateFutureLog(TP), future, "one future log per partition");
     copyAll(current, future);
+    // What recovery once set aside (log-quarantine.ts) comes along.
+    mkdirSync(join(dirs[0], "moving-3", "quarantine-1700000000000"));
+    writeFileSync(join(dirs[0], "moving-3", "quarantine-1700000000000", "quarantine.json"), "{}");
     // The future log's offsets are checkpointed in its own dir.
     lm.checkpointRecoveryPoints();
     assert.match(readFileSync(join(dirs[1], "recovery-point-offset-checkpoint"), "utf8"), /^moving 3 /m);
@@ -94,6 +106,11 @@ test("the future log is created in the target dir and replaces the current log",
     assert.deepEqual(entries(dirs[1]), ["moving-3"]);
     assert.ok(allBytes(swapped).equals(bytes), "the same batches, byte for byte");
     assert.equal(swapped.logEndOffset, 200n);
+    assert.equal(
+      readFileSync(join(dirs[1], "moving-3", "quarantine-1700000000000", "quarantine.json"), "utf8"),
+      "{}",
+      "the quarantine came along",
+    );
     assert.equal(swapped.highWatermark, 30n);
     assert.deepEqual(
       swapped.leaderEpochCache!.epochEntries().map((e) => [e.epoch, e.startOffset]),
