@@ -1057,13 +1057,25 @@ export class LogManager {
   }
 
   flushDirtyLogs(): void {
-    for (const { log, dir } of [...this.logs.values(), ...this.futureLogs.values()]) {
+    for (const { log, dir } of this.logs.values()) {
       if (this.failedLogs.has(topicPartitionKey(log.topicPartition))) continue;
       try {
         log.maybeFlush();
       } catch (e) {
         if (!isStorageError(e)) throw e;
         this.markLogOffline(log.topicPartition, dir, e as Error);
+      }
+    }
+    // A future log that cannot be flushed is only a copy: the move is abandoned, the partition stays online.
+    for (const { log } of [...this.futureLogs.values()]) {
+      try {
+        log.maybeFlush();
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.logger.error(
+          `Could not flush the future log ${log.dir}; the move is abandoned: ${(e as Error).message}`,
+        );
+        this.removeFutureLog(log.topicPartition);
       }
     }
   }
