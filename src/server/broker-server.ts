@@ -64,11 +64,13 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { ReplicationQuotas } from "./quota/replication-quotas.js";
 import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
 import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
+import { CredentialCache } from "./security/credential-cache.js";
 import { SocketServer } from "./socket-server.js";
 
 export interface KafkaServerOptions {
@@ -94,6 +96,8 @@ export class KafkaServer {
   private readonly shutdownHooks: Array<() => void | Promise<void>> = [];
   /** Request frames and fetch reads (Kafka's MemoryPool for the network layer). */
   readonly memoryPool = new MemoryPool();
+  /** SCRAM credentials of /config/users, kept up to date from the metadata cache. */
+  readonly credentialCache = new CredentialCache();
   private _advertised: EndPoint[] = [];
   private store: MetadataStore | undefined;
   private zkClient: KafkaZkClient | undefined;
@@ -110,6 +114,8 @@ export class KafkaServer {
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
   readonly metrics: BrokerMetrics;
+  /** The replication throttles (leader, follower, alter-log-dirs), driven by the dynamic configs. */
+  readonly replicationQuotas: ReplicationQuotas;
   private metricsServer: MetricsHttpServer | undefined;
 
   constructor(
@@ -126,8 +132,24 @@ export class KafkaServer {
     this.processingEnabled = new Promise((resolve) => {
       this.enableProcessing = resolve;
     });
+    this.replicationQuotas = new ReplicationQuotas(
+      {
+        brokerId: config.brokerId,
+        replicationWindows: {
+          samples: config.getInt("replication.quota.window.num"),
+          windowSeconds: config.getInt("replication.quota.window.size.seconds"),
+        },
+        alterLogDirsWindows: {
+          samples: config.getInt("alter.log.dirs.replication.quota.window.num"),
+          windowSeconds: config.getInt("alter.log.dirs.replication.quota.window.size.seconds"),
+        },
+      },
+      () => this.time.milliseconds(),
+      new Logger("kafka.server.ReplicationQuotaManager", `broker=${config.brokerId}`),
+    );
     this.metrics = new BrokerMetrics(this.time);
     this.metrics.bind({
+      replicationQuotas: () => this.replicationQuotas,
       brokerState: () => BROKER_STATE[this.state],
       replicaManager: () => this.replicaManager,
       logManager: () => this._logManager,
@@ -204,6 +226,7 @@ export class KafkaServer {
         this.time,
         this.scheduler,
         this.memoryPool,
+        this.credentialCache,
       );
       await this._socketServer.startup();
       this._advertised = this.resolveAdvertised();
@@ -272,6 +295,9 @@ export class KafkaServer {
         },
         this.metrics.brokerTopicStats,
       );
+      this.replicaManager.leaderReplicationQuota = this.replicationQuotas.leader;
+      // replica.alter.log.dirs.io.max.bytes.per.second bounds the copy of replicas moving between log dirs.
+      this.replicaManager.setAlterLogDirsQuota(this.replicationQuotas.alterLogDirs);
       this.replicaManager.startup();
       this.groupCoordinator = new GroupCoordinator(
         config.brokerId,
@@ -369,8 +395,10 @@ export class KafkaServer {
       this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
+      cache.onChange((delta) => this.applyCredentialChanges(cache, delta));
       await cache.start();
       await cache.idle();
+      this.credentialCache.setLoaded();
       // The static layer DescribeConfigs shows carries the effective broker.id (0 on the embedded single
       // node when broker.id is unset), as Kafka's config holds the generated id.
       const topicAdmin = new TopicAdmin(store, cache, {
@@ -388,6 +416,7 @@ export class KafkaServer {
           backoffMs: config.getInt("replica.fetch.backoff.ms"),
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
+          quota: this.replicationQuotas.follower,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
@@ -464,6 +493,7 @@ export class KafkaServer {
         addPartitionsToTxnManager,
         controller,
         controllerRequests,
+        replicationQuotas: this.replicationQuotas,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
       this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
@@ -565,6 +595,7 @@ export class KafkaServer {
    * (ControllerRequests), not here.
    */
   private applyMetadataDelta(delta: MetadataDelta): void {
+    this.applyReplicationThrottles(delta);
     const lm = this._logManager;
     if (lm === undefined) return;
     try {
@@ -579,6 +610,28 @@ export class KafkaServer {
     } catch (e) {
       this.logger.error(`Error applying a metadata change: ${(e as Error)?.stack ?? e}`);
     }
+  }
+
+  /** User entities changed: their SCRAM credentials go to the CredentialCache (Kafka's UserConfigHandler). */
+  private applyCredentialChanges(cache: MetadataCache, delta: MetadataDelta): void {
+    for (const path of delta.entityConfigs)
+      for (const error of this.credentialCache.updateEntity(path, cache.entityConfig(path)))
+        this.logger.error(error);
+  }
+
+  /**
+   * The replication throttles follow this broker's dynamic config entity (the rates) and the topics'
+   * throttled-replicas configs (Kafka's BrokerConfigHandler / TopicConfigHandler); a deleted topic's
+   * throttle goes with it.
+   */
+  private applyReplicationThrottles(delta: MetadataDelta): void {
+    const cache = this.metadataCache;
+    if (cache === undefined) return;
+    const quotas = this.replicationQuotas;
+    if (delta.brokerConfigs.has(String(this.config.brokerId)))
+      quotas.applyBrokerConfig(cache.brokerConfig(String(this.config.brokerId)));
+    for (const [topic, props] of delta.topicConfigs) quotas.applyTopicConfig(topic, props);
+    for (const { topic } of delta.removed) if (!cache.hasTopic(topic)) quotas.applyTopicConfig(topic, {});
   }
 
   /**

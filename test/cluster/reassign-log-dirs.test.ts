@@ -167,9 +167,17 @@ test("a reassignment with log_dirs moves replicas between brokers and between di
           ],
         }),
       );
-      const exec = await reassign(["--execute", "--reassignment-json-file", plan]);
+      const exec = await reassign([
+        "--execute",
+        "--reassignment-json-file",
+        plan,
+        "--replica-alter-log-dirs-throttle",
+        "100000000",
+      ]);
       assert.equal(exec.code, 0, show(exec));
       const out = lines(exec.stdout);
+      // The brokers whose replicas move between dirs get replica.alter.log.dirs.io.max.bytes.per.second.
+      assert.ok(out.includes("The replica-alter-dir throttle limit was set to 100000000 B/s"), show(exec));
       assert.ok(
         out.includes("Successfully started partition reassignments for spread-0,spread-1"),
         show(exec),
@@ -188,7 +196,8 @@ test("a reassignment with log_dirs moves replicas between brokers and between di
       const verified = await c.waitFor("the reassignment and the moves complete", 60_000, async () => {
         const v = await reassign(["--verify", "--reassignment-json-file", plan]);
         assert.equal(v.code, 0, show(v));
-        const got = lines(v.stdout);
+        // Once everything is complete, Kafka's --verify clears the throttles and says so.
+        const got = lines(v.stdout).filter((l) => !l.startsWith("Clearing "));
         // Every line is one of Kafka's.
         for (const l of got.slice(1))
           assert.match(
@@ -196,9 +205,10 @@ test("a reassignment with log_dirs moves replicas between brokers and between di
             /^Reassignment of partition spread-[01] is (completed|still in progress)\.$|^Reassignment of replica spread-[01]-[12] (completed successfully|is still in progress)\.$/,
             show(v),
           );
-        return got.every((l, i) => i === 0 || / is completed\.$| completed successfully\.$/.test(l))
-          ? got
-          : undefined;
+        if (!got.every((l, i) => i === 0 || / is completed\.$| completed successfully\.$/.test(l)))
+          return undefined;
+        assert.match(v.stdout, /\nClearing broker-level throttles on brokers [\d,]+\n/, show(v));
+        return got;
       });
       assert.deepEqual(verified, [
         "Status of partition reassignment:",

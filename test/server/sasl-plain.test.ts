@@ -235,7 +235,7 @@ test("a SASL listener without users, or with GSSAPI (Kafka's default), stops the
     ],
     [
       [],
-      /Invalid value GSSAPI for configuration sasl\.enabled\.mechanisms: PLAIN \(GSSAPI is not supported yet; GSSAPI is Kafka's default, set sasl\.enabled\.mechanisms=PLAIN\)/,
+      /Invalid value GSSAPI for configuration sasl\.enabled\.mechanisms: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 \(GSSAPI is not supported; GSSAPI is Kafka's default, set sasl\.enabled\.mechanisms\)/,
     ],
   ] as const) {
     const args = [

@@ -27,6 +27,7 @@ import type { AppendOrigin } from "../../storage/producer-state/producer-append-
 import { isInternalTopic } from "../metadata/internal-topics.js";
 import type { PartitionState } from "../metadata/partition-state.js";
 import { BrokerTopicStats } from "../metrics/broker-topic-stats.js";
+import type { ReplicaQuota } from "../quota/replication-quota-manager.js";
 import {
   DelayedFetch,
   type FetchParams,
@@ -115,6 +116,11 @@ export class ReplicaManager {
   readonly alterLogDirsThread: ReplicaAlterLogDirsThread;
   /** Told of every follower fetch of a partition this broker leads (the AlterPartitionManager's ISR expansion). */
   followerFetchListener: ((partition: Partition, replicaId: number) => void) | undefined;
+  /**
+   * The leader replication quota (Kafka's quotas.leader): a follower outside the ISR fetching a throttled
+   * partition gets no records while it is exceeded, and its bytes do not count toward min.bytes.
+   */
+  leaderReplicationQuota: ReplicaQuota | undefined;
 
   constructor(
     readonly brokerId: number,
@@ -456,12 +462,27 @@ export class ReplicaManager {
         (p, infos) => this.readFromLocalLog(p, infos),
         resolve,
         initial,
+        (p) => this.shouldLeaderThrottle(p, params.replicaId),
       );
       this.delayedFetchPurgatory.tryCompleteElseWatch(
         op,
         partitions.map((p) => topicPartitionKey(p.topicPartition)),
       );
     });
+  }
+
+  /**
+   * Kafka's shouldLeaderThrottle: a fetch by `replicaId` (a follower, >= 0) of a partition the leader quota
+   * throttles, from a replica not in the ISR, while the quota is exceeded.
+   */
+  shouldLeaderThrottle(partition: Partition, replicaId: number): boolean {
+    const quota = this.leaderReplicationQuota;
+    if (quota === undefined || replicaId < 0) return false;
+    return (
+      !partition.isr.includes(replicaId) &&
+      quota.isThrottled(partition.topicPartition) &&
+      quota.isQuotaExceeded()
+    );
   }
 
   /**
@@ -488,8 +509,11 @@ export class ReplicaManager {
           minOneMessage,
           params.allocate,
         );
-        if (r.records.length > 0) minOneMessage = false;
-        limitBytes = Math.max(0, limitBytes - r.records.length);
+        // A throttled follower gets the offsets but no records (Kafka: an empty FetchDataInfo).
+        const throttled = r.records.length > 0 && this.shouldLeaderThrottle(partition, params.replicaId);
+        const records = throttled ? EMPTY : r.records;
+        if (records.length > 0) minOneMessage = false;
+        limitBytes = Math.max(0, limitBytes - records.length);
         if (params.replicaId >= 0 && partition.isLeader) {
           if (partition.updateFollowerFetchState(params.replicaId, info.fetchOffset, info.logStartOffset))
             this.delayedProducePurgatory.checkAndComplete(partition.key);
@@ -501,7 +525,7 @@ export class ReplicaManager {
           highWatermark: r.highWatermark,
           lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset,
-          records: r.records,
+          records,
           preferredReadReplica: -1,
           abortedTransactions: r.abortedTransactions,
         });
