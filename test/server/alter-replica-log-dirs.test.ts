@@ -10,6 +10,8 @@
 //   - every acknowledged record is read back with kcat, once, at contiguous offsets; after a clean stop
 //     the recovery-point, log-start and replication-offset checkpoints of the partition are in its new dir
 //     only, with the log end offset.
+//   - with replica.alter.log.dirs.io.max.bytes.per.second set (configs --alter on the broker), a ~40 MB
+//     move takes bytes / rate (within -30 %/+100 %), log-dirs --describe half way shows the future replica;
 //   - bad requests sent with @platformatic/kafka's AlterReplicaLogDirs v2 get Kafka's error codes:
 //     LOG_DIR_NOT_FOUND (a path not in log.dirs, a relative path), KAFKA_STORAGE_ERROR (an offline log dir),
 //     UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION (a future dir name over 255 characters), and NONE
@@ -277,6 +279,94 @@ describe("AlterReplicaLogDirs on one broker with two log dirs", () => {
     await b.restart();
     const again = await readWithKcat(b.bootstrap, "moving", 120_000);
     assert.equal(again.length, read.length, "the same records after a restart");
+  });
+
+  test("replica.alter.log.dirs.io.max.bytes.per.second bounds the copy", async (t) => {
+    const dirs = [join(work, "t1"), join(work, "t2")];
+    const b = await BrokerHarness.start({
+      name: "alter-log-dirs-throttle",
+      overrides: { "log.dirs": dirs.join(",") },
+    });
+    const throttledAdmin = new AdminClient({ bootstrapServers: b.bootstrap });
+    try {
+      const created = await runTributary([
+        "topics",
+        "--bootstrap-server",
+        b.bootstrap,
+        "--create",
+        "--topic",
+        "slow",
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+      ]);
+      assert.equal(created.code, 0, describeResult("topics --create", created));
+      const preload = join(work, "slow.txt");
+      writeFileSync(
+        preload,
+        `${Array.from({ length: 64_000 }, (_, i) => `slow-${i}-${"s".repeat(600)}`).join("\n")}\n`,
+      );
+      const loaded = await runCommand(
+        "/usr/bin/kcat",
+        ["-b", b.bootstrap, "-P", "-t", "slow", "-l", preload],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      assert.equal(loaded.code, 0, describeResult("kcat -P", loaded));
+      const rate = 10_000_000;
+      const configured = await runTributary([
+        "configs",
+        "--bootstrap-server",
+        b.bootstrap,
+        "--entity-type",
+        "brokers",
+        "--entity-name",
+        "0",
+        "--alter",
+        "--add-config",
+        `replica.alter.log.dirs.io.max.bytes.per.second=${rate}`,
+      ]);
+      assert.equal(configured.code, 0, describeResult("configs --alter", configured));
+      await sleep(1000); // (the dynamic config reaches the quota through the metadata cache)
+      const logDirs = new ReplicaLogDirAdmin(throttledAdmin.cluster);
+      const [info] = await logDirs.describeReplicaLogDirs([{ topic: "slow", partition: 0, brokerId: 0 }]);
+      const from = info.currentReplicaLogDir!;
+      const to = dirs.find((d) => d !== from)!;
+      const bytes = Number(
+        (await throttledAdmin.describeLogDirs([0]))[0].logDirs.find((d) => d.path === from)!.replicas[0].size,
+      );
+      const started = Date.now();
+      const [r] = await logDirs.alterReplicaLogDirs([{ topic: "slow", partition: 0, brokerId: 0, dir: to }]);
+      assert.equal(r.error, undefined);
+      // Half way: the future replica is there, behind.
+      await sleep(((bytes / rate) * 1000) / 2);
+      const described = await runTributary(["log-dirs", "--bootstrap-server", b.bootstrap, "--describe"]);
+      assert.match(
+        described.stdout,
+        /"partition":"slow-0","size":\d+,"offsetLag":[1-9]\d*,"isFuture":true/,
+        described.stdout,
+      );
+      await waitFor("the throttled move to complete", 60_000, async () => {
+        const [i] = await logDirs.describeReplicaLogDirs([{ topic: "slow", partition: 0, brokerId: 0 }]);
+        return i.currentReplicaLogDir === to && i.futureReplicaLogDir === null ? true : undefined;
+      });
+      const seconds = (Date.now() - started) / 1000;
+      const expected = bytes / rate;
+      t.diagnostic(
+        `${bytes} bytes at ${rate} B/s: ${seconds.toFixed(2)} s (bytes / rate = ${expected.toFixed(2)} s)`,
+      );
+      // (The first window may run ahead: the rate is measured over at least one second.)
+      assert.ok(
+        seconds >= expected * 0.7 && seconds <= expected * 2,
+        `${seconds} s for ${expected.toFixed(2)} s`,
+      );
+      assert.equal((await readWithKcat(b.bootstrap, "slow", 60_000)).length, 64_000);
+    } finally {
+      await throttledAdmin.close();
+      await b.close();
+    }
   });
 
   test("bad requests get Kafka's error codes (@platformatic/kafka)", async () => {
