@@ -64,7 +64,9 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { ClientQuotas } from "./quota/client-quotas.js";
 import { ReplicationQuotas } from "./quota/replication-quotas.js";
+import { RequestThrottling } from "./quota/request-throttling.js";
 import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
 import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
@@ -478,6 +480,17 @@ export class KafkaServer {
         alterPartitionManager.onFollowerFetch(p, replicaId);
       alterPartitionManager.startup();
 
+      // Client quotas (server/quota): from the user/client config entities, applied to every request.
+      const clientQuotas = new ClientQuotas(
+        {
+          numQuotaSamples: config.getInt("quota.window.num"),
+          quotaWindowSizeSeconds: config.getInt("quota.window.size.seconds"),
+        },
+        this.time,
+      );
+      clientQuotas.attach(cache);
+      this.metrics.registry.register(() => clientQuotas.collect());
+      const clientQuotaThrottling = new RequestThrottling(clientQuotas);
       const services: BrokerServices = {
         brokerId: config.brokerId,
         config,
@@ -494,9 +507,10 @@ export class KafkaServer {
         controller,
         controllerRequests,
         replicationQuotas: this.replicationQuotas,
+        clientQuotas: clientQuotaThrottling,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
-      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
+      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool, clientQuotaThrottling);
 
       // Register, then run for controller; the controller's requests (to this broker too) start flowing.
       await this.registerBroker();

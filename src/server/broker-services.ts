@@ -14,6 +14,7 @@ import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
 import type { ProducerIdManager } from "./producer-id-manager.js";
 import type { ReplicationQuotas } from "./quota/replication-quotas.js";
+import type { RequestThrottling } from "./quota/request-throttling.js";
 import type { ReplicaManager } from "./replication/replica-manager.js";
 
 export interface BrokerServices {
@@ -46,4 +47,6 @@ export interface BrokerServices {
    * the copier checks `alterLogDirs.isQuotaExceeded()` before each chunk and `record()`s the bytes copied.
    */
   readonly replicationQuotas: ReplicationQuotas;
+  /** Client quotas (Fetch caps its size to the consumer's quota window); absent in some tests. */
+  readonly clientQuotas?: RequestThrottling;
 }

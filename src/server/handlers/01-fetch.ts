@@ -147,7 +147,14 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
         // A diverging partition is answered at once (Kafka's fetchMessages: hasDivergingEpoch).
         maxWaitMs: anySettled ? 0 : request.maxWaitMs,
         minBytes: request.minBytes,
-        maxBytes: Math.min(request.maxBytes, fetchMaxBytes),
+        // A consumer under a byte-rate quota gets at most what its quota window allows (Kafka's maxQuotaWindowBytes).
+        maxBytes: Math.min(
+          request.maxBytes,
+          fetchMaxBytes,
+          isFromFollower
+            ? Number.MAX_SAFE_INTEGER
+            : (services.clientQuotas?.maxFetchBytes(ctx) ?? Number.MAX_SAFE_INTEGER),
+        ),
         isolation,
         fetchOnlyFromLeader,
         allocate: ctx.allocateResponseBuffer,

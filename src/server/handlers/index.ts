@@ -58,6 +58,8 @@ import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.j
 import { alterPartitionReassignmentsHandler } from "./45-alter-partition-reassignments.js";
 import { listPartitionReassignmentsHandler } from "./46-list-partition-reassignments.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
+import { describeClientQuotasHandler } from "./48-describe-client-quotas.js";
+import { alterClientQuotasHandler } from "./49-alter-client-quotas.js";
 import { describeUserScramCredentialsHandler } from "./50-describe-user-scram-credentials.js";
 import { alterUserScramCredentialsHandler } from "./51-alter-user-scram-credentials.js";
 import { alterPartitionHandler } from "./56-alter-partition.js";
@@ -162,6 +164,8 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   saslHandshakeHandler,
   saslAuthenticateHandler,
   electLeadersHandler,
