@@ -194,7 +194,9 @@ export class ReplicaAlterLogDirsThread {
         }
         return "gone";
       }
-      throw e;
+      // A bug, not the disk: this partition's copy stops (the future log stays), the broker goes on.
+      this.logger.error(`Unexpected error copying ${key}; its copy stops: ${(e as Error).stack ?? e}`);
+      return "gone";
     }
   }
 
