@@ -9,6 +9,8 @@
 //     nowhere else;
 //   - AlterReplicaLogDirs for a replica a broker does not have answers REPLICA_NOT_AVAILABLE and the broker
 //     remembers the dir: a later reassignment that adds the replica there creates it in that dir;
+//   - a follower's move interrupted by SIGKILL (a `-future` dir on disk) completes after the restart while
+//     the follower catches up with what an acks=all producer wrote meanwhile; the replicas end identical;
 //   - log_dirs that do not fit the plan (a relative path, a count that differs from the replicas') are one
 //     line naming the file and JSON path, and change nothing; a dir the broker does not have is Kafka's
 //     "Failed to alter dir" with LOG_DIR_NOT_FOUND.
@@ -19,8 +21,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { alterReplicaLogDirsV2, Connection } from "@platformatic/kafka";
-import { type CommandResult, runCommand } from "../support/broker-harness.js";
+import { AdminClient } from "../../src/client/admin/admin-client.js";
+import { ReplicaLogDirAdmin } from "../../src/client/admin/replica-log-dir-admin.js";
+import { type CommandResult, describeResult, runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
+import { waitUnregistered } from "../support/failover-steps.js";
 
 const PYTHON = "/usr/bin/python3";
 const work = mkdtempSync(join(tmpdir(), "tributary-reassign-log-dirs-"));
@@ -295,6 +300,90 @@ test("log_dirs that do not fit: one line naming the file and JSON path, nothing 
       );
       assert.deepEqual(placement(1, "still-0"), before, "the replica stayed where it was");
       assert.deepEqual((await c.describe("still"))[0].replicas, [1]);
+    },
+  );
+});
+
+/** The batches (offsets, epoch, CRC) of the partition dir `dir`, by dump-log. */
+async function batchesIn(dir: string): Promise<string[]> {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".log"))
+    .sort()
+    .map((f) => join(dir, f));
+  const r = await cluster!.tributary(["dump-log", "--files", files.join(",")]);
+  if (r.code !== 0) throw new Error(describeResult(`dump-log ${dir}`, r));
+  return [
+    ...r.stdout.matchAll(
+      /^baseOffset: (\d+) lastOffset: (\d+) .*?partitionLeaderEpoch: (-?\d+) .*? crc: (\d+) isvalid: true$/gm,
+    ),
+  ].map((m) => `${m[1]}..${m[2]} epoch ${m[3]} crc ${m[4]}`);
+}
+
+test("a follower's move interrupted by SIGKILL completes after the restart; the replicas end identical", async () => {
+  await withLogTails(
+    () => cluster,
+    async () => {
+      const c = cluster!;
+      await c.topics(["--create", "--topic", "killed", "--replica-assignment", "1:2"]);
+      await c.waitForDescribe(
+        "killed",
+        "in sync on 1,2",
+        20_000,
+        (ps) => ps[0]?.leader === 1 && ps[0].isr.length === 2,
+      );
+      const preload = join(work, "killed.txt");
+      writeFileSync(
+        preload,
+        `${Array.from({ length: 150_000 }, (_, i) => `k-${i}-${"k".repeat(500)}`).join("\n")}\n`,
+      );
+      const loaded = await runCommand(
+        "/usr/bin/kcat",
+        ["-b", c.bootstrap(), "-P", "-t", "killed", "-l", preload],
+        {
+          timeoutMs: 120_000,
+        },
+      );
+      assert.equal(loaded.code, 0, show(loaded));
+      await c.waitForDescribe("killed", "in sync on 1,2", 30_000, (ps) => ps[0]?.isr.length === 2);
+      const from = placement(2, "killed-0")[0].slice(0, -"/killed-0".length);
+      const to = from === dirOf(2, 0) ? dirOf(2, 1) : dirOf(2, 0);
+      const admin = new AdminClient({ bootstrapServers: c.bootstrap() });
+      try {
+        const [r] = await new ReplicaLogDirAdmin(admin.cluster).alterReplicaLogDirs([
+          { topic: "killed", partition: 0, brokerId: 2, dir: to },
+        ]);
+        await c.stopBroker(2, "SIGKILL");
+        assert.equal(r.error, undefined, r.error?.message);
+      } finally {
+        await admin.close();
+      }
+      const onDisk = placement(2, "killed-0");
+      assert.equal(onDisk.length, 2, `the current log and a future log: ${onDisk}`);
+      assert.ok(
+        onDisk.some((p) => /\/killed-0\.[0-9a-f]{32}-future$/.test(p) && p.startsWith(`${to}/`)),
+        `${onDisk}`,
+      );
+      await waitUnregistered(c, 2);
+      // Written while broker 2 is down: it catches up on its current log while the copy goes on.
+      const more = join(work, "killed-more.txt");
+      writeFileSync(more, `${Array.from({ length: 4000 }, (_, i) => `more-${i}`).join("\n")}\n`);
+      const r2 = await runCommand(
+        "/usr/bin/kcat",
+        ["-b", c.bootstrap([2]), "-P", "-t", "killed", "-X", "acks=all", "-l", more],
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(r2.code, 0, show(r2));
+      await c.startBroker(2);
+      await c.waitFor("broker 2's replica moved", 60_000, async () => {
+        const p = placement(2, "killed-0");
+        return p.length === 1 && p[0] === join(to, "killed-0") ? true : undefined;
+      });
+      await c.waitForDescribe("killed", "in sync on 1,2 again", 30_000, (ps) => ps[0]?.isr.length === 2);
+      const leader = await batchesIn(placement(1, "killed-0")[0]);
+      assert.ok(leader.length > 10);
+      await c.waitFor("broker 2's replica identical to the leader's", 30_000, async () =>
+        (await batchesIn(join(to, "killed-0"))).join() === leader.join() ? true : undefined,
+      );
     },
   );
 });
