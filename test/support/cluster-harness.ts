@@ -57,6 +57,8 @@ export interface ClusterOptions {
   readonly chroot?: string;
   /** Extra broker settings, for every broker. */
   readonly overrides?: Readonly<Record<string, string>>;
+  /** Extra settings of broker i (after `overrides`), e.g. its own log.dirs. */
+  readonly brokerOverrides?: (i: number) => Readonly<Record<string, string>>;
   /** broker.rack of broker i. */
   readonly racks?: readonly string[];
   /** Prefix of the temporary directories. */
@@ -135,6 +137,7 @@ export class ClusterHarness {
               "transaction.state.log.min.isr": "1",
               ...(options.racks?.[i] !== undefined ? { "broker.rack": options.racks[i] } : {}),
               ...options.overrides,
+              ...options.brokerOverrides?.(i),
               "zookeeper.connect": cluster.zookeeperConnect,
               ...linkSettings[i]?.(port),
               "broker.id": String(i),

@@ -48,6 +48,7 @@ import { writeTxnMarkersHandler } from "./27-write-txn-markers.js";
 import { txnOffsetCommitHandler } from "./28-txn-offset-commit.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
+import { alterReplicaLogDirsHandler } from "./34-alter-replica-log-dirs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
 import { saslAuthenticateHandler } from "./36-sasl-authenticate.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
@@ -157,6 +158,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
+  alterReplicaLogDirsHandler,
   describeLogDirsHandler,
   controllerOnly(createPartitionsHandler),
   deleteGroupsHandler,
