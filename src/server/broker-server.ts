@@ -301,6 +301,8 @@ export class KafkaServer {
         this.metrics.brokerTopicStats,
       );
       this.replicaManager.leaderReplicationQuota = this.replicationQuotas.leader;
+      // replica.alter.log.dirs.io.max.bytes.per.second bounds the copy of replicas moving between log dirs.
+      this.replicaManager.setAlterLogDirsQuota(this.replicationQuotas.alterLogDirs);
       this.replicaManager.startup();
       this.groupCoordinator = new GroupCoordinator(
         config.brokerId,

@@ -646,6 +646,14 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             send: (w) => call(w, Apis.DescribeLogDirs, 4, { topics: [] }),
           },
           {
+            name: "AlterReplicaLogDirs (ALTER cluster)",
+            denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            send: (w) =>
+              call(w, Apis.AlterReplicaLogDirs, 2, {
+                dirs: [{ path: "/nonexistent-log-dir", topics: [{ name: "acl-t", partitions: [0] }] }],
+              }),
+          },
+          {
             name: "ListPartitionReassignments (DESCRIBE cluster)",
             denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             send: (_w, ctl) =>

@@ -57,7 +57,7 @@ export interface ClusterOptions {
   readonly chroot?: string;
   /** Extra broker settings, for every broker. */
   readonly overrides?: Readonly<Record<string, string>>;
-  /** Settings of broker i given its PLAINTEXT port (after `overrides`), e.g. more listeners. */
+  /** Extra settings of broker i given its PLAINTEXT port (after `overrides`): its own log.dirs, more listeners. */
   readonly brokerOverrides?: (i: number, port: number) => Readonly<Record<string, string>>;
   /** broker.rack of broker i. */
   readonly racks?: readonly string[];

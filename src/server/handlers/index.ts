@@ -51,6 +51,7 @@ import { createAclsHandler } from "./30-create-acls.js";
 import { deleteAclsHandler } from "./31-delete-acls.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
+import { alterReplicaLogDirsHandler } from "./34-alter-replica-log-dirs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
 import { saslAuthenticateHandler } from "./36-sasl-authenticate.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
@@ -160,6 +161,7 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
+  alterReplicaLogDirsHandler,
   describeLogDirsHandler,
   controllerOnly(createPartitionsHandler),
   deleteGroupsHandler,
