@@ -3,7 +3,7 @@
 // `require*` throw the KafkaError Kafka answers (the pipeline puts it in the response's error fields);
 // `filterAuthorized` keeps the names allowed; `authorizedOperations` fills the KIP-430 fields.
 
-import { CLUSTER_NAME, ResourceType, SUPPORTED_OPERATIONS } from "../common/acl-binding.js";
+import { CLUSTER_NAME, Operation, ResourceType, SUPPORTED_OPERATIONS } from "../common/acl-binding.js";
 import { KafkaError } from "../protocol/errors.js";
 import { authorizedOperations as allOperations } from "./authorized-operations.js";
 import type { RequestContext } from "./request-context.js";
@@ -79,6 +79,8 @@ export class AuthHelper {
     if (!include || authorizer === undefined) return allOperations(kind, include);
     const type =
       kind === "topic" ? ResourceType.TOPIC : kind === "group" ? ResourceType.GROUP : ResourceType.CLUSTER;
+    // Kafka computes the cluster's only for a principal that may DESCRIBE it (else 0).
+    if (kind === "cluster" && !authorizer.authorize(ctx, Operation.DESCRIBE, type, name)) return 0;
     let bits = 0;
     for (const op of SUPPORTED_OPERATIONS.get(type) ?? [])
       if (authorizer.authorize(ctx, op, type, name, false, false)) bits |= 1 << op;
