@@ -1,8 +1,9 @@
 // Authorized operations (KIP-430): the 32-bit fields of Metadata (topics, cluster), DescribeCluster,
 // DescribeGroups and ConsumerGroupDescribe that tell a client what it may do with a resource — bit n set
 // for AclOperation code n. Asked for by the request's include_*_authorized_operations flag; otherwise
-// Kafka's "not computed" value, Integer.MIN_VALUE. Without an authorizer (Tributary has none yet, issue
-// 21) every operation the resource type supports is authorized, as Kafka answers then.
+// Kafka's "not computed" value, Integer.MIN_VALUE. Without an authorizer (`authorizer.class.name` empty)
+// every operation the resource type supports is authorized, as Kafka answers then; with one, the
+// handlers ask it (AuthHelper.authorizedOperations).
 
 /** Kafka's AclOperation codes. */
 export const AclOperation = {
