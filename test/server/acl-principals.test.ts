@@ -263,4 +263,84 @@ describe("principals and allow.everyone.if.no.acl.found", {
     assert.equal(read.code, 0, read.stderr);
     assert.equal(read.stdout.trim(), "c1");
   });
+
+  test("tributary acls over mutual TLS: the certificate's principal needs DESCRIBE / ALTER on the cluster", async () => {
+    writeFileSync(
+      f("carol-keystore.pem"),
+      readFileSync(f("carol.key"), "utf8") + readFileSync(f("carol.pem"), "utf8"),
+    );
+    writeFileSync(
+      f("carol.properties"),
+      [
+        "security.protocol=SSL",
+        "ssl.truststore.type=PEM",
+        `ssl.truststore.location=${f("ca.pem")}`,
+        "ssl.keystore.type=PEM",
+        `ssl.keystore.location=${f("carol-keystore.pem")}`,
+        "",
+      ].join("\n"),
+    );
+    const asCarol = (...args: string[]) =>
+      runCommand(
+        process.execPath,
+        tributaryArgv([
+          "acls",
+          "--bootstrap-server",
+          `127.0.0.1:${sslPort}`,
+          "--command-config",
+          f("carol.properties"),
+          ...args,
+        ]),
+      );
+    // (allow.everyone.if.no.acl.found is on here: the cluster resource needs an ACL of its own first.)
+    await acls(["--add", "--allow-principal", "User:ops", "--operation", "Describe", "--cluster"]);
+    const refused = await asCarol("--list");
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.equal(
+      refused.stderr.trim(),
+      "Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException: Request DescribeAcls is not authorized.",
+    );
+    await acls([
+      "--add",
+      "--allow-principal",
+      "User:carol",
+      "--operation",
+      "Describe",
+      "--operation",
+      "Alter",
+      "--cluster",
+    ]);
+    await waitFor("carol may list ACLs", 10_000, async () =>
+      (await asCarol("--list")).code === 0 ? true : undefined,
+    );
+    const added = await asCarol(
+      "--add",
+      "--allow-principal",
+      "User:erin",
+      "--consumer",
+      "--topic",
+      "certs",
+      "--group",
+      "g",
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const listed = await asCarol("--list", "--principal", "User:erin");
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /^ACLs for principal `User:erin`$/m);
+    assert.match(listed.stdout, /\t\(principal=User:erin, host=\*, operation=READ, permissionType=ALLOW\)/);
+    const removed = await asCarol(
+      "--remove",
+      "--force",
+      "--topic",
+      "certs",
+      "--group",
+      "g",
+      "--allow-principal",
+      "User:erin",
+      "--consumer",
+    );
+    assert.equal(removed.code, 0, removed.stderr);
+    const after = await asCarol("--list", "--principal", "User:erin");
+    assert.doesNotMatch(after.stdout, /User:erin, host/);
+  });
 });

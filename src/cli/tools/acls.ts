@@ -11,6 +11,7 @@
 
 import { createInterface } from "node:readline";
 import { AclAdmin, ANY_BINDING_FILTER } from "../../client/admin/acl-admin.js";
+import { KafkaClientError, kafkaExceptionClass } from "../../client/errors.js";
 import {
   type AccessControlEntry,
   type AclBinding,
@@ -349,6 +350,16 @@ async function acls(args: ParsedArgs): Promise<number> {
     throw new UsageError(
       `A '--resource-pattern-type' value of '${["UNKNOWN", "ANY", "MATCH"][patternType]}' is not valid when adding acls.`,
     );
+  try {
+    return await manage(args);
+  } catch (e) {
+    // As AclCommand prints the failed future's cause: the Kafka exception's class and message.
+    if (e instanceof KafkaClientError) throw new Error(`${kafkaExceptionClass(e)}: ${e.message}`);
+    throw e;
+  }
+}
+
+function manage(args: ParsedArgs): Promise<number> {
   return withAdminClient(args, async (admin) => {
     const aclAdmin = new AclAdmin(admin.cluster);
     if (args.has("add")) {

@@ -73,11 +73,11 @@ describe("tributary acls", () => {
   test("a broker without an authorizer answers SECURITY_DISABLED", async () => {
     oneLine(
       await acls("--add", "--allow-principal", "User:a", "--operation", "Read", "--topic", "t"),
-      "Error while executing ACL command: No Authorizer is configured on the broker",
+      "Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker",
     );
     oneLine(
       await acls("--list"),
-      "Error while executing ACL command: No Authorizer is configured on the broker",
+      "Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker",
     );
   });
 });
