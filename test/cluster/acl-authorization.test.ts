@@ -188,6 +188,20 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
           "--group",
           "acl-g",
         ]);
+        // The matrix's own group (its JoinGroup / ConsumerGroupHeartbeat leave members behind for a while).
+        await acls([
+          "--add",
+          "--allow-principal",
+          "User:alice",
+          "--operation",
+          "Read",
+          "--operation",
+          "Describe",
+          "--operation",
+          "Delete",
+          "--group",
+          "acl-m",
+        ]);
         await acls([
           "--add",
           "--allow-principal",
@@ -432,7 +446,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
           {
             name: "FindCoordinator group (DESCRIBE group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-            send: (w) => call(w, Apis.FindCoordinator, 4, { keyType: 0, coordinatorKeys: ["acl-g"] }),
+            send: (w) => call(w, Apis.FindCoordinator, 4, { keyType: 0, coordinatorKeys: ["acl-m"] }),
           },
           {
             name: "FindCoordinator transaction (DESCRIBE transactional id)",
@@ -444,7 +458,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.JoinGroup, 5, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 sessionTimeoutMs: 10_000,
                 rebalanceTimeoutMs: 10_000,
                 memberId: "",
@@ -457,7 +471,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.SyncGroup, 3, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 generationId: 1,
                 memberId: "m",
                 assignments: [],
@@ -466,14 +480,14 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
           {
             name: "Heartbeat (READ group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-            send: (w) => call(w, Apis.Heartbeat, 3, { groupId: "acl-g", generationId: 1, memberId: "m" }),
+            send: (w) => call(w, Apis.Heartbeat, 3, { groupId: "acl-m", generationId: 1, memberId: "m" }),
           },
           {
             name: "LeaveGroup (READ group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.LeaveGroup, 3, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 members: [{ memberId: "m", groupInstanceId: null, reason: null }],
               }),
           },
@@ -482,7 +496,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.OffsetCommit, 8, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 generationIdOrMemberEpoch: -1,
                 memberId: "",
                 topics: [
@@ -508,7 +522,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
               call(w, Apis.OffsetFetch, 8, {
                 groups: [
                   {
-                    groupId: "acl-g",
+                    groupId: "acl-m",
                     memberId: null,
                     memberEpoch: -1,
                     topics: [{ name: "acl-t", partitionIndexes: [0] }],
@@ -520,28 +534,28 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             name: "DescribeGroups (DESCRIBE group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
-              call(w, Apis.DescribeGroups, 5, { groups: ["acl-g"], includeAuthorizedOperations: true }),
+              call(w, Apis.DescribeGroups, 5, { groups: ["acl-m"], includeAuthorizedOperations: true }),
           },
           {
             name: "OffsetDelete (DELETE group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.OffsetDelete, 0, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 topics: [{ name: "acl-t", partitions: [{ partitionIndex: 0 }] }],
               }),
           },
           {
             name: "DeleteGroups (DELETE group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-            send: (w) => call(w, Apis.DeleteGroups, 2, { groupsNames: ["acl-g"] }),
+            send: (w) => call(w, Apis.DeleteGroups, 2, { groupsNames: ["acl-m"] }),
           },
           {
             name: "ConsumerGroupHeartbeat (READ group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
             send: (w) =>
               call(w, Apis.ConsumerGroupHeartbeat, 0, {
-                groupId: "acl-g",
+                groupId: "acl-m",
                 memberId: "",
                 memberEpoch: 0,
                 rebalanceTimeoutMs: 10_000,
@@ -552,7 +566,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
           {
             name: "ConsumerGroupDescribe (DESCRIBE group)",
             denied: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-            send: (w) => call(w, Apis.ConsumerGroupDescribe, 0, { groupIds: ["acl-g"] }),
+            send: (w) => call(w, Apis.ConsumerGroupDescribe, 0, { groupIds: ["acl-m"] }),
           },
           {
             name: "InitProducerId transactional (WRITE transactional id)",
@@ -595,7 +609,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
                 transactionalId: "acl-tx",
                 producerId: 1n,
                 producerEpoch: 0,
-                groupId: "acl-g",
+                groupId: "acl-m",
               }),
           },
           {
@@ -615,7 +629,7 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             send: (w) =>
               call(w, Apis.TxnOffsetCommit, 3, {
                 transactionalId: "acl-tx",
-                groupId: "acl-g",
+                groupId: "acl-m",
                 producerId: 1n,
                 producerEpoch: 0,
                 generationId: -1,
@@ -670,6 +684,15 @@ describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "k
             denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             send: (_w, ctl) =>
               call(ctl, Apis.ElectLeaders, 2, { electionType: 0, topicPartitions: [], timeoutMs: 5000 }),
+          },
+          {
+            name: "ElectLeaders v0 with partitions (ALTER cluster, the error in each partition)",
+            denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            send: (_w, ctl) =>
+              call(ctl, Apis.ElectLeaders, 0, {
+                topicPartitions: [{ topic: "acl-t", partitions: [0] }],
+                timeoutMs: 5000,
+              }),
           },
           {
             name: "DescribeAcls (DESCRIBE cluster)",

@@ -90,5 +90,21 @@ export function electLeadersHandler(services: BrokerServices): HandlerRegistrati
       timer?.cancel();
       return response(results);
     },
+    // Kafka's answer to a refused request (CLUSTER_AUTHORIZATION_FAILED): the error at the top and in
+    // every partition asked for.
+    errorResponse: (
+      request: ElectLeadersRequest,
+      version: number,
+      errorCode: number,
+      message: string | null,
+    ) => ({
+      ...response(
+        (request.topicPartitions ?? []).flatMap((t) =>
+          t.partitions.map((partition) => ({ topic: t.topic, partition, errorCode, errorMessage: message })),
+        ),
+      ),
+      // (v0 has no top-level error code.)
+      errorCode: version >= 1 ? errorCode : ErrorCode.NONE,
+    }),
   };
 }
