@@ -326,6 +326,7 @@ export class KafkaServer {
         endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
         appendLocally: (markers) => this.replicaManager!.appendTxnMarkers(markers),
         requestTimeoutMs: config.getInt("request.timeout.ms"),
+        security: config.interBrokerSecurity,
       });
       this.txnMarkerRouter = txnMarkerRouter;
       const rm = this.replicaManager;
@@ -365,6 +366,7 @@ export class KafkaServer {
         leaderOf: (tp) => cache.partitionState(tp.topic, tp.partition)?.leader ?? -1,
         endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
         requestTimeoutMs: config.getInt("request.timeout.ms"),
+        security: config.interBrokerSecurity,
       });
       this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
@@ -388,6 +390,7 @@ export class KafkaServer {
           backoffMs: config.getInt("replica.fetch.backoff.ms"),
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
+          security: config.interBrokerSecurity,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
@@ -414,6 +417,7 @@ export class KafkaServer {
         uncleanLeaderElectionEnable: config.getBoolean("unclean.leader.election.enable"),
         // The controller's requests go to the control-plane listener when there is one (Kafka's KIP-291).
         interBrokerListenerName: config.controlPlaneListenerName ?? config.interBrokerListenerName,
+        security: config.controlPlaneSecurity,
         localReceiver: controllerRequests,
         requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
         registerBroker: () => this.registerBroker(),
@@ -438,6 +442,7 @@ export class KafkaServer {
               : undefined,
           controllerId: () => cache.controllerId,
           endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
+          security: config.interBrokerSecurity,
         },
         this.scheduler,
         config.getLong("replica.lag.time.max.ms"),
@@ -650,6 +655,7 @@ export class KafkaServer {
           const conn = await BrokerConnection.connect(e.host, e.port, {
             clientId: `broker-${config.brokerId}-controlled-shutdown`,
             requestTimeoutMs: timeoutMs,
+            ...config.interBrokerSecurity,
           });
           try {
             const r = await conn.send(Apis.ControlledShutdown, conn.versionFor(Apis.ControlledShutdown), {

@@ -2,7 +2,11 @@
 // KafkaChannel for a single node). It negotiates API versions with ApiVersions on connect, pipelines
 // requests (many in flight, responses matched by correlation id in order), times each request out, and
 // fails every pending request with a KafkaClientError when the connection closes or fails. Reads land
-// in one reused 1 MiB buffer per connection; FrameReader copies out the responses.
+// in one reused 1 MiB buffer per connection; FrameReader copies out the responses. With `sasl`
+// (security.protocol=SASL_PLAINTEXT/SASL_SSL) every new connection authenticates right after ApiVersions,
+// before any other request: SaslHandshake v1, then SaslAuthenticate until the mechanism is complete
+// (KIP-152), as Kafka's SaslClientAuthenticator does; a refusal rejects connect() with Kafka's error
+// (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) and the broker's message.
 //
 // Usage:
 //   const conn = await BrokerConnection.connect("127.0.0.1", 9092, { clientId: "me" });
@@ -24,6 +28,7 @@ import { type ApiDefinition, ApiKey, Apis } from "../../protocol/generated/api-t
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import type { ApiVersionsResponse } from "../../protocol/generated/messages/ApiVersionsResponse.js";
 import { KafkaClientError } from "../errors.js";
+import { createSaslClientMechanism, type SaslClientConfig } from "./sasl/sasl-client-mechanisms.js";
 
 export interface ConnectionOptions {
   /** `client.id` sent in every request header. Default "tributary". */
@@ -38,6 +43,8 @@ export interface ConnectionOptions {
   readonly apiVersionsVersion?: number;
   /** security.protocol=SSL: TLS with these options (from the ssl.* settings); absent: plaintext. */
   readonly ssl?: SslOptions;
+  /** security.protocol=SASL_*: authenticate with this mechanism and these credentials on connect. */
+  readonly sasl?: SaslClientConfig;
 }
 
 export interface SendOptions {
@@ -80,6 +87,12 @@ export const RESPONSE_FRAMES: FrameAllocator = {
   },
 };
 
+/** An error of the TLS layer (OpenSSL's ERR_SSL_*, Node's ERR_TLS_*, a certificate check). */
+function isTlsError(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code ?? "";
+  return /^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_/.test(code);
+}
+
 export class BrokerConnection {
   readonly clientId: string;
   private readonly requestTimeoutMs: number;
@@ -105,7 +118,13 @@ export class BrokerConnection {
     this.reader = new FrameReader(options.maxResponseBytes ?? 1024 * 1024 * 1024, RESPONSE_FRAMES);
     socket.setNoDelay(true);
     socket.on("error", (e) =>
-      this.fail(KafkaClientError.of("NETWORK_EXCEPTION", `${this.address}: ${e.message}`)),
+      this.fail(
+        KafkaClientError.of(
+          "NETWORK_EXCEPTION",
+          // TLS 1.3: a broker refusing the client's certificate says so after the handshake, in an alert.
+          `${this.address}: ${options.ssl && isTlsError(e) ? "SSL handshake failed: " : ""}${e.message}`,
+        ),
+      ),
     );
     socket.on("close", () =>
       this.fail(KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${this.address} was closed`)),
@@ -183,10 +202,15 @@ export class BrokerConnection {
         s.removeAllListeners("error");
         resolve(s);
       });
+      let tcpConnected = false;
+      if (ssl) s.once("connect", () => (tcpConnected = true));
       s.once("error", (e) => {
         clearTimeout(timer);
         s.destroy();
-        reject(KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${address} failed: ${e.message}`));
+        // Kafka's SslAuthenticationException: the TLS handshake itself failed (a certificate not trusted,
+        // not for this host, or refused by the broker).
+        const what = ssl && (tcpConnected || isTlsError(e)) ? "SSL handshake failed" : "failed";
+        reject(KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${address} ${what}: ${e.message}`));
       });
     });
     const conn = new BrokerConnection(host, port, socket, options);
@@ -194,6 +218,7 @@ export class BrokerConnection {
     for (const bytes of early.splice(0)) conn.onData(bytes);
     try {
       await conn.negotiateVersions(options.apiVersionsVersion ?? 3, connectTimeoutMs);
+      if (options.sasl !== undefined) await conn.authenticate(options.sasl, connectTimeoutMs);
     } catch (e) {
       conn.close();
       throw e;
@@ -346,6 +371,53 @@ export class BrokerConnection {
       return;
     }
     throw KafkaClientError.of("UNSUPPORTED_VERSION", `${this.address} accepted no ApiVersions version`);
+  }
+
+  /** SaslHandshake v1 then SaslAuthenticate rounds (KIP-152); rejects with Kafka's SASL error codes. */
+  private async authenticate(config: SaslClientConfig, timeoutMs: number): Promise<void> {
+    const mechanism = createSaslClientMechanism(config);
+    const handshakeVersion = this.versionFor(Apis.SaslHandshake, { min: 1 });
+    const handshake = await this.send(
+      Apis.SaslHandshake,
+      handshakeVersion,
+      { mechanism: mechanism.name },
+      { timeoutMs },
+    );
+    if (handshake.errorCode === ErrorCode.UNSUPPORTED_SASL_MECHANISM)
+      throw new KafkaClientError(
+        handshake.errorCode,
+        `Client SASL mechanism '${mechanism.name}' not enabled in the server, enabled mechanisms are [${handshake.mechanisms.join(", ")}] (${this.address})`,
+      );
+    if (handshake.errorCode === ErrorCode.ILLEGAL_SASL_STATE)
+      throw new KafkaClientError(
+        handshake.errorCode,
+        `${this.address} does not expect a SASL handshake: is its listener SASL_PLAINTEXT or SASL_SSL? (security.protocol is SASL here)`,
+      );
+    if (handshake.errorCode !== ErrorCode.NONE)
+      throw new KafkaClientError(handshake.errorCode, `SaslHandshake with ${this.address} failed`);
+    const version = this.versionFor(Apis.SaslAuthenticate);
+    let token: Buffer | null = mechanism.initialResponse();
+    while (token !== null) {
+      const res = await this.send(Apis.SaslAuthenticate, version, { authBytes: token }, { timeoutMs });
+      if (res.errorCode !== ErrorCode.NONE)
+        throw new KafkaClientError(
+          res.errorCode,
+          `${res.errorMessage || "SASL authentication failed"} (${mechanism.name} as ${config.credentials.username} at ${this.address})`,
+        );
+      try {
+        token = mechanism.evaluateChallenge(res.authBytes);
+      } catch (e) {
+        throw KafkaClientError.of(
+          "SASL_AUTHENTICATION_FAILED",
+          `${mechanism.name} with ${this.address}: ${(e as Error).message}`,
+        );
+      }
+    }
+    if (!mechanism.complete)
+      throw KafkaClientError.of(
+        "ILLEGAL_SASL_STATE",
+        `${mechanism.name} with ${this.address}: the exchange ended before the client could verify the broker`,
+      );
   }
 
   private takeCorrelationId(): number {

@@ -22,6 +22,11 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import type { FetchRequest } from "../../protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../protocol/generated/messages/FetchResponse.js";
+import {
+  authenticationFailureLine,
+  type InterBrokerSecurity,
+  isAuthenticationFailure,
+} from "../inter-broker-security.js";
 import { ZERO_UUID } from "./fetch-session.js";
 import { FetchSessionHandler, type SessionPartitionData } from "./fetch-session-handler.js";
 import type { ReplicaManager } from "./replica-manager.js";
@@ -42,6 +47,8 @@ export interface ReplicaFetcherConfig {
   readonly socketTimeoutMs: number;
   /** The current broker epoch (Fetch's replica state). */
   readonly brokerEpoch: () => bigint;
+  /** The inter-broker listener's TLS and SASL. */
+  readonly security?: InterBrokerSecurity;
 }
 
 export interface FetchState {
@@ -129,7 +136,9 @@ export class ReplicaFetcherThread {
           await this.doWork();
         } catch (e) {
           if (this.stopped) return;
-          this.log.warn(`Error in fetch from leader ${this.leaderId}: ${(e as Error).message}`);
+          if (isAuthenticationFailure(e))
+            this.log.error(authenticationFailureLine(this.leaderId, this.endpoint(), e as Error));
+          else this.log.warn(`Error in fetch from leader ${this.leaderId}: ${(e as Error).message}`);
           this.conn?.close();
           this.conn = undefined;
           await sleep(this.config.backoffMs);
@@ -148,6 +157,7 @@ export class ReplicaFetcherThread {
       clientId: `broker-${this.config.brokerId}-fetcher-${this.fetcherId}`,
       requestTimeoutMs: this.config.socketTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.config.socketTimeoutMs),
+      ...this.config.security,
     });
     return this.conn;
   }
