@@ -57,6 +57,11 @@ export interface ClusterOptions {
   readonly chroot?: string;
   /** Extra broker settings, for every broker. */
   readonly overrides?: Readonly<Record<string, string>>;
+  /**
+   * Settings of broker i only, given its PLAINTEXT (client) port — e.g. its own listeners (that port first)
+   * with an inter-broker listener on port 0, or its own credentials. Applied after `overrides`.
+   */
+  readonly brokerOverrides?: (i: number, port: number) => Readonly<Record<string, string>>;
   /** broker.rack of broker i. */
   readonly racks?: readonly string[];
   /** Prefix of the temporary directories. */
@@ -135,6 +140,7 @@ export class ClusterHarness {
               "transaction.state.log.min.isr": "1",
               ...(options.racks?.[i] !== undefined ? { "broker.rack": options.racks[i] } : {}),
               ...options.overrides,
+              ...options.brokerOverrides?.(i, port),
               "zookeeper.connect": cluster.zookeeperConnect,
               ...linkSettings[i]?.(port),
               "broker.id": String(i),
