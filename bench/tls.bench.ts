@@ -10,7 +10,8 @@
 // `tributary consumer-perf-test --messages N` reads them back (fetch.MB.sec: the group join left out). The
 // SSL runs take the TLS settings from --producer.config / --consumer.config (security.protocol=SSL, the CA as
 // a PEM truststore) as a user would. Prints every tool's summary line and a table of the medians, MB/s =
-// 10^6 bytes of record data per second, with the TLS ÷ plaintext ratios. Every child process and temporary
+// 10^6 bytes of record data per second, with the TLS ÷ plaintext ratios, and the CPU seconds per GB the
+// broker and each tool used (/proc/<pid>/stat), which a loaded machine changes less than MB/s. Every child process and temporary
 // directory is removed on every exit path.
 
 import { execFileSync, spawnSync } from "node:child_process";
@@ -27,6 +28,7 @@ import {
   tributaryCommand,
 } from "./support/child-processes.js";
 import { consumerSummary, producerSummary } from "./support/perf-output.js";
+import { cpuSeconds, ProcSampler } from "./support/proc-sampler.js";
 
 const USAGE = "usage: tls.bench [--records N] [--rounds R]";
 const PARTITIONS = 8;
@@ -100,11 +102,30 @@ function certificates(dir: string): [string, string] {
   return [keystore, join(dir, "ca.pem")];
 }
 
-async function tool(args: string[]): Promise<string> {
+let brokerPid = 0;
+
+interface ToolRun {
+  readonly stdout: string;
+  /** CPU seconds of the tool's process (start-up included) and of the broker while it ran. */
+  readonly clientCpu: number;
+  readonly brokerCpu: number;
+}
+
+async function tool(args: string[]): Promise<ToolRun> {
   const { cmd, argv } = tributaryCommand(DIST, args);
-  const r = await spawnChild(cmd, argv, { timeoutMs: 180_000, cwd: process.cwd() }).done;
+  const brokerBefore = cpuSeconds(brokerPid);
+  const sampler = new ProcSampler(100);
+  const child = spawnChild(cmd, argv, { timeoutMs: 180_000, cwd: process.cwd() });
+  sampler.add("tool", child.pid);
+  sampler.start();
+  const r = await child.done;
+  sampler.stop();
   if (r.code !== 0) throw new Error(`tributary ${args[0]}: exit ${r.code ?? r.signal} (${tail(r)})`);
-  return r.stdout;
+  return {
+    stdout: r.stdout,
+    clientCpu: sampler.usage("tool")?.cpuSeconds ?? Number.NaN,
+    brokerCpu: cpuSeconds(brokerPid) - brokerBefore,
+  };
 }
 
 interface Mode {
@@ -117,6 +138,11 @@ interface Mode {
 interface Result {
   producedMBps: number;
   consumedMBps: number;
+  /** CPU seconds per GB (10^9 bytes of record data) of the broker and of the tool, per phase. */
+  produceBrokerCpuPerGB: number;
+  produceClientCpuPerGB: number;
+  consumeBrokerCpuPerGB: number;
+  consumeClientCpuPerGB: number;
 }
 
 async function round(mode: Mode, topic: string, records: number): Promise<Result> {
@@ -130,7 +156,8 @@ async function round(mode: Mode, topic: string, records: number): Promise<Result
     ]),
   );
   spawnSync("sync");
-  const produced = await tool(
+  const gb = (records * RECORD_SIZE) / 1e9;
+  const produceRun = await tool(
     [
       "producer-perf-test",
       "--topic",
@@ -149,11 +176,12 @@ async function round(mode: Mode, topic: string, records: number): Promise<Result
       ])
       .concat(mode.config ? ["--producer.config", mode.config] : []),
   );
+  const produced = produceRun.stdout;
   const p = producerSummary(produced);
   if (p === undefined || p.records !== records)
     throw new Error(`producer-perf-test: no summary in ${produced}`);
   console.log(`  ${mode.name.padEnd(9)} produce | ${p.line}`);
-  const consumed = await tool(
+  const consumeRun = await tool(
     [
       "consumer-perf-test",
       "--bootstrap-server",
@@ -164,6 +192,7 @@ async function round(mode: Mode, topic: string, records: number): Promise<Result
       String(records),
     ].concat(mode.config ? ["--consumer.config", mode.config] : []),
   );
+  const consumed = consumeRun.stdout;
   const c = consumerSummary(consumed);
   if (c === undefined || c.messages !== records)
     throw new Error(`consumer-perf-test: no summary in ${consumed}`);
@@ -171,6 +200,10 @@ async function round(mode: Mode, topic: string, records: number): Promise<Result
   return {
     producedMBps: (p.records * RECORD_SIZE) / ((p.records / p.recordsPerSec) * 1e6),
     consumedMBps: (c.fetchMibPerSec * 2 ** 20) / 1e6,
+    produceBrokerCpuPerGB: produceRun.brokerCpu / gb,
+    produceClientCpuPerGB: produceRun.clientCpu / gb,
+    consumeBrokerCpuPerGB: consumeRun.brokerCpu / gb,
+    consumeClientCpuPerGB: consumeRun.clientCpu / gb,
   };
 }
 
@@ -198,6 +231,7 @@ async function main(): Promise<void> {
     },
   });
   registerTempDir(broker.root);
+  brokerPid = broker.pid!;
   const results = new Map<string, Result[]>([
     ["plaintext", []],
     ["TLS", []],
@@ -242,6 +276,19 @@ async function main(): Promise<void> {
   );
   console.log("|---|---:|---:|---:|---|");
   for (const r of rows) console.log(r);
+  const cpu = (name: string, k: keyof Result): string => m(name, k).toFixed(2);
+  console.log(
+    "\nCPU seconds per GB of records (median; the tool's start-up included, the broker's whole run of the tool):\n",
+  );
+  console.log("| | plaintext broker | plaintext client | TLS broker | TLS client |");
+  console.log("|---|---:|---:|---:|---:|");
+  for (const [what, b, c] of [
+    ["produce", "produceBrokerCpuPerGB", "produceClientCpuPerGB"],
+    ["consume", "consumeBrokerCpuPerGB", "consumeClientCpuPerGB"],
+  ] as const)
+    console.log(
+      `| ${what} | ${cpu("plaintext", b)} | ${cpu("plaintext", c)} | ${cpu("TLS", b)} | ${cpu("TLS", c)} |`,
+    );
 }
 
 main().catch((e) => {

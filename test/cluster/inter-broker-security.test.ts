@@ -6,8 +6,9 @@
 //     in listener.name.internal.plain.sasl.jaas.config): the controller reaches every broker on its
 //     INTERNAL port, a topic with RF 3 takes acks=all writes with every replica in sync; the leader of a
 //     partition is SIGTERMed and the new leader serves every record and takes new acks=all writes.
-//   - SSL with ssl.client.auth=required on the inter-broker listener: the brokers present their keystore
-//     as client certificates; replication and acks=all work.
+//   - SSL with ssl.client.auth=required on the inter-broker listener and on a control-plane listener
+//     (control.plane.listener.name): the brokers present their keystore as client certificates; the
+//     controller reaches every broker on its CONTROLLER port; replication and acks=all work.
 //   - A broker whose inter-broker password is wrong does not replicate, and says why in an ERROR line
 //     (Kafka's "Connection to node 0 (…) failed authentication due to: Authentication failed: …").
 
@@ -89,12 +90,12 @@ const SASL_SSL_INTERNAL: Record<string, string> = {
   "sasl.mechanism.inter.broker.protocol": "PLAIN",
 };
 
-/** The controller's connection to every other broker went to that broker's INTERNAL port. */
-async function controllerUsesInternal(c: ClusterHarness): Promise<void> {
+/** The controller's connection to every other broker went to that broker's listener number `index`. */
+async function controllerConnectsOn(c: ClusterHarness, index: number, name: string): Promise<void> {
   const controller = await c.waitForController();
   for (let i = 0; i < c.brokers.length; i++) {
     if (i === controller) continue;
-    const internalPort = c.broker(i).listenerPorts()[1];
+    const port = c.broker(i).listenerPorts()[index];
     const at = await waitFor(
       `controller ${controller}'s connection to broker ${i}`,
       20_000,
@@ -103,7 +104,7 @@ async function controllerUsesInternal(c: ClusterHarness): Promise<void> {
           .broker(controller)
           .stdout.match(new RegExp(`Controller ${controller} connected to broker ${i} at (\\S+)`))?.[1],
     );
-    assert.equal(at, `127.0.0.1:${internalPort}`, `broker ${i} reached on its INTERNAL listener`);
+    assert.equal(at, `127.0.0.1:${port}`, `broker ${i} reached on its ${name} listener`);
   }
 }
 
@@ -130,7 +131,7 @@ describe("inter-broker SASL_SSL with PLAIN", { skip: !existsSync(KCAT) && "kcat 
       () => cluster,
       async () => {
         const c = cluster!;
-        await controllerUsesInternal(c);
+        await controllerConnectsOn(c, 1, "INTERNAL");
         await c.createTopic("ib-sasl", 3, 3, { "min.insync.replicas": "2" });
         const synced = await c.waitForDescribe(
           "ib-sasl",
@@ -172,7 +173,7 @@ describe("inter-broker SASL_SSL with PLAIN", { skip: !existsSync(KCAT) && "kcat 
   });
 });
 
-describe("inter-broker mutual TLS (SSL, ssl.client.auth=required)", {
+describe("inter-broker and control-plane mutual TLS (SSL, ssl.client.auth=required)", {
   skip: !existsSync(KCAT) && "kcat not installed",
 }, () => {
   let cluster: ClusterHarness | undefined;
@@ -181,12 +182,16 @@ describe("inter-broker mutual TLS (SSL, ssl.client.auth=required)", {
       brokers: 2,
       name: "ib-mtls",
       overrides: {
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL",
         "inter.broker.listener.name": "INTERNAL",
+        "control.plane.listener.name": "CONTROLLER",
         "listener.name.internal.ssl.client.auth": "required",
+        "listener.name.controller.ssl.client.auth": "required",
         ...tls(),
       },
-      brokerOverrides: listeners,
+      brokerOverrides: (_i, port) => ({
+        listeners: `PLAINTEXT://127.0.0.1:${port},INTERNAL://127.0.0.1:0,CONTROLLER://127.0.0.1:0`,
+      }),
     });
   });
   after(async () => {
@@ -198,7 +203,7 @@ describe("inter-broker mutual TLS (SSL, ssl.client.auth=required)", {
       () => cluster,
       async () => {
         const c = cluster!;
-        await controllerUsesInternal(c);
+        await controllerConnectsOn(c, 2, "CONTROLLER");
         await createAssignedTopic(c, "ib-mtls", [0, 1], { "min.insync.replicas": "2" });
         for (const v of ["m0", "m1", "m2"]) await produceOne(c.bootstrap(), "ib-mtls", 0, v, "all");
         const read = await readWithKcat(c.broker(0).bootstrap, "ib-mtls");

@@ -369,4 +369,24 @@ test("the project's tools over SASL_SSL with PLAIN (--command-config, --producer
   assert.equal(scram.code, 1);
   assert.match(scram.stderr, /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN/);
   assert.equal(scram.stderr.trim().split("\n").length, 1, scram.stderr);
+  // SASL towards a PLAINTEXT listener: the broker answers the handshake with ILLEGAL_SASL_STATE.
+  const plainListener = f("sasl-to-plaintext.properties");
+  writeFileSync(
+    plainListener,
+    `security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";\n`,
+  );
+  const illegal = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--command-config",
+    plainListener,
+    "--list",
+  ]);
+  assert.equal(illegal.code, 1);
+  assert.match(
+    illegal.stderr,
+    /does not expect a SASL handshake: is its listener SASL_PLAINTEXT or SASL_SSL\?/,
+  );
+  assert.equal(illegal.stderr.trim().split("\n").length, 1, illegal.stderr);
 });
