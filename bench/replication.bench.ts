@@ -20,7 +20,9 @@
 //      calibration's rate (1 KiB records, batch.size=1048576, linger.ms=5, --throughput -1);
 //    - then p50/p99 latency at half the measured records/s (`--throughput`), ~12 s worth of records, the
 //      first fifth `--warmup-records` (the steady-state p99 is the figure);
-//    - CPU (utime + stime from /proc) of each broker and of the producer over the tool's measured window;
+//    - CPU (utime + stime from /proc) of each broker and of the producer over the tool's measured window,
+//      and what the machine's disks wrote meanwhile with the peak of dirty page cache (/proc/diskstats,
+//      /proc/meminfo: a run bound by the disk shows its write rate at the disk's limit);
 //      ISR shrinks/expansions the brokers logged meanwhile. The topic is deleted afterwards, and `sync`
 //      runs before every measured run (dirty pages of the earlier run would stall appends).
 // 2. Catch-up: a fresh RF-3 topic of 6 partitions; once its ISR is full, SIGTERM to a broker that is not
@@ -47,6 +49,7 @@ import {
   tail,
   tributaryCommand,
 } from "./support/child-processes.js";
+import { DiskSampler, type DiskUsage } from "./support/disk-sampler.js";
 import { type ProducerSummary, producerSummary } from "./support/perf-output.js";
 import { ProcSampler, type ProcUsage } from "./support/proc-sampler.js";
 import { BenchReport } from "./support/report.js";
@@ -132,6 +135,13 @@ function brokerCpu(u: Map<string, ProcUsage | undefined>, producedBytesPerSec?: 
       ? `; brokers' CPU-s per GB produced ${(total / (producedBytesPerSec / 1e9)).toFixed(1)}`
       : "";
   return `brokers ${parts.join(", ")} (sum ${total.toFixed(2)}), producer ${c ? c.cores.toFixed(2) : "?"} cores${perGb}`;
+}
+
+/** The disks' write rate in a window against the bytes produced meanwhile (RF copies are each written). */
+function diskLine(d: DiskUsage | undefined, producedBytesPerSec: number): string {
+  if (!d) return "?";
+  const perByte = d.writtenBytesPerSec / producedBytesPerSec;
+  return `wrote ${mbs(d.writtenBytesPerSec)} (${perByte.toFixed(2)} bytes per byte produced), dirty + writeback up to ${d.peakDirtyMiB.toFixed(0)} MiB`;
 }
 
 async function tool(args: string[], timeoutMs = 30_000): Promise<Finished> {
@@ -247,6 +257,7 @@ interface Run {
   readonly summary: ProducerSummary;
   readonly steady?: ProducerSummary;
   readonly usage: Map<string, ProcUsage | undefined>;
+  readonly disk: DiskUsage | undefined;
   readonly isr: { shrinks: number; expansions: number; lines: string[] };
 }
 
@@ -287,8 +298,11 @@ async function produce(
   });
   sampler.add("client", child.pid);
   sampler.start();
+  const disk = new DiskSampler();
+  disk.start();
   const r = await child.done;
   sampler.stop();
+  disk.stop();
   const s = producerSummary(r.stdout);
   if (r.code !== 0 || !s) throw new Error(`producer-perf-test: exit ${r.code ?? r.signal} (${tail(r, 6)})`);
   if (s.records !== records) throw new Error(`producer-perf-test sent ${s.records} of ${records} records`);
@@ -300,7 +314,7 @@ async function produce(
   const usage = new Map<string, ProcUsage | undefined>();
   for (const name of ["broker0", "broker1", "broker2", "client"])
     usage.set(name, sampler.usage(name, start, end));
-  return { summary: s, steady, usage, isr: isrChanges(from) };
+  return { summary: s, steady, usage, disk: disk.usage(start, end), isr: isrChanges(from) };
 }
 
 // ---- 1. produce cost ----
@@ -346,6 +360,7 @@ async function produceCase(which: "A" | "B", round: number): Promise<void> {
       `**${count(m.recordsPerSec)} records/s = ${mbs(m.recordsPerSec * RECORD_SIZE)}**; latency avg ${m.avgMs} ms, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, max ${m.maxMs} ms`,
     );
     record("  CPU during the max run", brokerCpu(max.usage, m.recordsPerSec * RECORD_SIZE));
+    record("  disks during the max run", diskLine(max.disk, m.recordsPerSec * RECORD_SIZE));
     record("  ISR shrinks / expansions logged during it", `${max.isr.shrinks} / ${max.isr.expansions}`);
     for (const l of max.isr.lines) console.log(`    ${l}`);
     const half = Math.max(1, Math.round(m.recordsPerSec / 2));
@@ -358,6 +373,7 @@ async function produceCase(which: "A" | "B", round: number): Promise<void> {
       `${count(w.recordsPerSec)} records/s; steady state p50 ${s?.p50Ms ?? "?"} ms, **p99 ${s?.p99Ms ?? "?"} ms**, p99.9 ${s?.p999Ms ?? "?"} ms, max ${s?.maxMs ?? "?"} ms; whole run p99 ${w.p99Ms} ms, max ${w.maxMs} ms`,
     );
     record("  CPU at half rate", brokerCpu(lat.usage, w.recordsPerSec * RECORD_SIZE));
+    record("  disks at half rate", diskLine(lat.disk, w.recordsPerSec * RECORD_SIZE));
     record("  ISR shrinks / expansions logged during it", `${lat.isr.shrinks} / ${lat.isr.expansions}`);
     for (const l of lat.isr.lines) console.log(`    ${l}`);
     results[which].push({ maxMBps, p99Steady: s?.p99Ms });

@@ -66,6 +66,11 @@ const TOOLS: Record<string, Tool> = {
     summary: "Query the log directories of brokers (kafka-log-dirs.sh)",
     run: async (a) => (await import("./tools/log-dirs.js")).runLogDirs(a),
   },
+  "log-recover": {
+    summary:
+      "List, restore or produce again what log recovery quarantined instead of deleting (--log-dir D --list|--restore|--reproduce)",
+    run: async (a) => (await import("./tools/log-recover.js")).runLogRecover(a),
+  },
   "producer-perf-test": {
     summary: "Measure producer throughput and latency (kafka-producer-perf-test.sh)",
     run: async (a) => (await import("./tools/producer-perf-test.js")).runProducerPerfTest(a),

@@ -69,6 +69,7 @@ import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js"
 import { ReplicaManager } from "./replication/replica-manager.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import { RequestPipeline } from "./request-pipeline.js";
+import { CredentialCache } from "./security/credential-cache.js";
 import { SocketServer } from "./socket-server.js";
 
 export interface KafkaServerOptions {
@@ -94,6 +95,8 @@ export class KafkaServer {
   private readonly shutdownHooks: Array<() => void | Promise<void>> = [];
   /** Request frames and fetch reads (Kafka's MemoryPool for the network layer). */
   readonly memoryPool = new MemoryPool();
+  /** SCRAM credentials of /config/users, kept up to date from the metadata cache. */
+  readonly credentialCache = new CredentialCache();
   private _advertised: EndPoint[] = [];
   private store: MetadataStore | undefined;
   private zkClient: KafkaZkClient | undefined;
@@ -204,6 +207,7 @@ export class KafkaServer {
         this.time,
         this.scheduler,
         this.memoryPool,
+        this.credentialCache,
       );
       await this._socketServer.startup();
       this._advertised = this.resolveAdvertised();
@@ -371,8 +375,10 @@ export class KafkaServer {
       this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
       cache.onChange((delta) => this.applyMetadataDelta(delta));
+      cache.onChange((delta) => this.applyCredentialChanges(cache, delta));
       await cache.start();
       await cache.idle();
+      this.credentialCache.setLoaded();
       // The static layer DescribeConfigs shows carries the effective broker.id (0 on the embedded single
       // node when broker.id is unset), as Kafka's config holds the generated id.
       const topicAdmin = new TopicAdmin(store, cache, {
@@ -584,6 +590,13 @@ export class KafkaServer {
     } catch (e) {
       this.logger.error(`Error applying a metadata change: ${(e as Error)?.stack ?? e}`);
     }
+  }
+
+  /** User entities changed: their SCRAM credentials go to the CredentialCache (Kafka's UserConfigHandler). */
+  private applyCredentialChanges(cache: MetadataCache, delta: MetadataDelta): void {
+    for (const path of delta.entityConfigs)
+      for (const error of this.credentialCache.updateEntity(path, cache.entityConfig(path)))
+        this.logger.error(error);
   }
 
   /**

@@ -36,6 +36,7 @@ import {
   interBrokerSecurity,
 } from "./inter-broker-security.js";
 import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
+import type { CredentialCache } from "./security/credential-cache.js";
 import { SaslConfigError, saslListenerConfig } from "./security/sasl-config.js";
 import type { SaslListenerConfig } from "./security/sasl-server-authenticator.js";
 
@@ -262,8 +263,9 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
 
 /** `listener.name.<listener>.ssl.*` / `.sasl.*`: a listener's own settings (Kafka's listener prefix). */
 const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.(ssl\.[a-z.]+|sasl\.enabled\.mechanisms)$/;
-/** `listener.name.<listener>.<mechanism>.sasl.jaas.config`. */
-const LISTENER_JAAS_KEY = /^listener\.name\.[a-z0-9_]+\.[a-z0-9-]+\.sasl\.jaas\.config$/;
+/** `listener.name.<listener>.<mechanism>.sasl.jaas.config` / `.connections.max.reauth.ms`. */
+const LISTENER_JAAS_KEY =
+  /^listener\.name\.[a-z0-9_]+\.[a-z0-9-]+\.(sasl\.jaas\.config|connections\.max\.reauth\.ms)$/;
 
 // Every broker synonym of a topic config (log.segment.bytes, log.retention.hours, …) and the remaining
 // log.cleaner.* keys are known too; brokerLogConfigFrom validates them.
@@ -710,10 +712,13 @@ export class KafkaConfig {
     }
   }
 
-  /** A SASL listener's mechanisms (server/security/sasl-config.ts); a bad setting is a ConfigException. */
-  saslConfigFor(listenerName: string): SaslListenerConfig {
+  /**
+   * A SASL listener's mechanisms (server/security/sasl-config.ts), SCRAM over `credentials`; a bad
+   * setting is a ConfigException.
+   */
+  saslConfigFor(listenerName: string, credentials?: CredentialCache): SaslListenerConfig {
     try {
-      return saslListenerConfig(listenerName, (key) => this.originals.get(key));
+      return saslListenerConfig(listenerName, (key) => this.originals.get(key), credentials);
     } catch (e) {
       if (e instanceof SaslConfigError) throw new ConfigException(e.message);
       throw e;

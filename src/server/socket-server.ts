@@ -49,6 +49,7 @@ import { FrameReader } from "../protocol/frame-reader.js";
 import type { EndPoint } from "./kafka-config.js";
 import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
+import type { CredentialCache } from "./security/credential-cache.js";
 import { type SaslListenerConfig, SaslServerAuthenticator } from "./security/sasl-server-authenticator.js";
 
 /** Requests read but not yet processed on one connection before reading stops. */
@@ -75,7 +76,7 @@ export interface SocketServerConfig {
   /** The TLS options of an SSL listener (KafkaConfig.sslOptionsFor). */
   sslOptionsFor?(listenerName: string): SslOptions;
   /** The mechanisms of a SASL listener (KafkaConfig.saslConfigFor). */
-  saslConfigFor?(listenerName: string): SaslListenerConfig;
+  saslConfigFor?(listenerName: string, credentials?: CredentialCache): SaslListenerConfig;
   /** sasl.server.max.receive.size: the largest frame read before a SASL connection authenticated. */
   readonly saslServerMaxReceiveSize?: number;
 }
@@ -138,6 +139,8 @@ export class SocketServer {
     private readonly time: Time,
     private readonly scheduler: Scheduler,
     readonly memoryPool?: MemoryPool,
+    /** The SCRAM credentials SASL listeners authenticate with. */
+    private readonly credentialCache?: CredentialCache,
   ) {
     this.logger = new Logger(
       "kafka.network.SocketServer",
@@ -252,7 +255,7 @@ export class SocketServer {
   private saslConfig(listenerName: string): SaslListenerConfig {
     let c = this.saslConfigs.get(listenerName);
     if (c === undefined) {
-      c = this.config.saslConfigFor?.(listenerName);
+      c = this.config.saslConfigFor?.(listenerName, this.credentialCache);
       if (c === undefined) throw new Error(`listener ${listenerName} is SASL but has no SASL settings`);
       this.saslConfigs.set(listenerName, c);
     }

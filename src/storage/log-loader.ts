@@ -8,19 +8,23 @@
 //   the `.log` when missing, corrupt or inconsistent: an index is never trusted blindly;
 // - after an unclean shutdown every segment from the one holding the recovery point on is recovered:
 //   each batch's length, magic and CRC32C is checked, the log is cut at the first invalid byte, the
-//   indexes are rebuilt, and every later segment is deleted, so offsets stay contiguous;
+//   indexes are rebuilt, and every later segment leaves the log, so offsets stay contiguous (Kafka's
+//   recoverLog). Unlike Kafka nothing is destroyed: the cut bytes (split into intact batches and damaged
+//   ranges) and the later segments are moved to a quarantine folder in the partition directory with a
+//   manifest (log-quarantine.ts), one ERROR line names them, and `tributary log-recover` restores them;
 // - the leader-epoch cache is re-fed from recovered batches and truncated to the new log end offset;
 // - the producer state is rebuilt: the latest readable `.snapshot` at or below the log end, then the log
 //   replayed from there (snapshots past the end are deleted; without one the whole log is replayed);
 // - a recovered segment (or one whose indexes were rebuilt) gets its `.txnindex` rebuilt from its control
 //   batches: the producer state is brought to the segment's base offset, then the segment is replayed
 //   batch by batch, each ABORT marker adding its transaction (Kafka's recoverSegment).
-// One INFO line per partition (WARN when something was dropped) says what happened.
+// One INFO line per partition (WARN when something was cut) says what happened; a quarantine adds one ERROR.
 
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Logger } from "../common/logger.js";
 import type { Time } from "../common/time.js";
+import { parseTopicPartitionDir } from "../common/topic-partition.js";
 import type { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
 import {
@@ -34,6 +38,12 @@ import {
   stripLastSuffix,
   timeIndexFile,
 } from "./log-file-names.js";
+import {
+  describeRanges,
+  listQuarantines,
+  QUARANTINE_DIR_PREFIX,
+  QuarantineWriter,
+} from "./log-quarantine.js";
 import { LogSegment } from "./log-segment.js";
 import {
   rebuildProducerState,
@@ -64,10 +74,18 @@ export interface LogLoadReport {
   truncatedSegment?: bigint;
   /** Why recovery stopped there. */
   truncationReason?: string;
-  /** Segments deleted because they came after the cut (or after the log start offset checkpoint). */
+  /** Segments deleted because they came before the log start offset checkpoint. */
   segmentsDeleted: number;
   /** Bytes of those deleted segments. */
   bytesDeleted: number;
+  /** Segments moved to the quarantine because they came after the cut. */
+  segmentsQuarantined: number;
+  /** Bytes moved or copied to the quarantine by this load (cut tail and later segments). */
+  bytesQuarantined: number;
+  /** The quarantine folder this load created, if any. */
+  quarantineDir?: string;
+  /** Bytes in this partition's quarantines not restored yet (this load's and earlier ones). */
+  unrestoredQuarantineBytes: number;
   /** Segments whose indexes were rebuilt because they were missing or failed the sanity check. */
   indexesRebuilt: bigint[];
   /** Segments recovered (every batch validated) because of the unclean shutdown. */
@@ -94,14 +112,28 @@ export class LogLoader {
     bytesTruncated: 0,
     segmentsDeleted: 0,
     bytesDeleted: 0,
+    segmentsQuarantined: 0,
+    bytesQuarantined: 0,
+    unrestoredQuarantineBytes: 0,
     indexesRebuilt: [],
     segmentsRecovered: 0,
     strayFilesRemoved: 0,
     swapsCompleted: 0,
   };
 
+  private readonly quarantine: QuarantineWriter;
+  private readonly partitionName: string;
+
   constructor(private readonly p: LogLoadParams) {
     this.logger = p.logger ?? new Logger("kafka.log.LogLoader", `LogLoader dir=${p.dir}`);
+    this.partitionName = basename(p.dir);
+    const tp = parseTopicPartitionDir(this.partitionName);
+    this.quarantine = new QuarantineWriter(
+      p.dir,
+      tp?.topic ?? this.partitionName,
+      tp?.partition ?? -1,
+      p.time.milliseconds(),
+    );
   }
 
   static load(params: LogLoadParams): LoadedLog {
@@ -136,7 +168,10 @@ export class LogLoader {
     let logStartOffset =
       checkpointStart !== undefined && checkpointStart > firstBase ? checkpointStart : firstBase;
     if (logStartOffset > logEndOffset) logStartOffset = logEndOffset;
-    const changed = this.report.bytesTruncated > 0 || this.report.segmentsDeleted > 0;
+    const changed =
+      this.report.bytesTruncated > 0 ||
+      this.report.segmentsDeleted > 0 ||
+      this.report.segmentsQuarantined > 0;
     if (this.p.hadCleanShutdown && !changed) recoveryPoint = logEndOffset;
     else if (recoveryPoint > logEndOffset) recoveryPoint = logEndOffset;
     if (recoveryPoint < logStartOffset) recoveryPoint = logStartOffset;
@@ -162,6 +197,7 @@ export class LogLoader {
         time.milliseconds(),
       );
     }
+    this.finishQuarantine(logEndOffset);
     this.logSummary(segments.length, logStartOffset, logEndOffset, recoveryPoint);
     return { segments, logStartOffset, recoveryPoint, logEndOffset, report: this.report };
   }
@@ -291,7 +327,7 @@ export class LogLoader {
       if (problem) {
         // Per-segment detail at DEBUG; the one summary line at the end says which indexes were rebuilt.
         this.logger.debug(`Found a corrupt or missing index for segment ${base} (${problem}); rebuilding it`);
-        const r = this.recoverSegment(seg, false);
+        const r = this.recoverSegment(seg, false, base === bases[bases.length - 1]);
         this.report.indexesRebuilt.push(base);
         if (r.bytesTruncated > 0) this.noteTruncation(seg, r.bytesTruncated, r.reason);
       }
@@ -301,7 +337,7 @@ export class LogLoader {
     }
     // A segment cut by a rebuild ends the log: later segments would leave a gap in the offsets.
     const cut = segments.findIndex((s) => s.baseOffset === this.report.truncatedSegment);
-    if (cut >= 0) this.deleteAfter(segments, cut);
+    if (cut >= 0) this.quarantineAfter(segments, cut);
     return segments;
   }
 
@@ -319,10 +355,28 @@ export class LogLoader {
     return c.indexIntervalBytes + 2 * c.maxMessageBytes;
   }
 
-  private recoverSegment(seg: LogSegment, feedCache: boolean): { bytesTruncated: number; reason?: string } {
+  private recoverSegment(
+    seg: LogSegment,
+    feedCache: boolean,
+    lastSegment: boolean,
+    moveLaterSegments?: () => void,
+  ): { bytesTruncated: number; reason?: string } {
     const cache = feedCache ? this.p.leaderEpochCache : undefined;
     if (cache) cache.truncateFromEnd(seg.baseOffset);
-    const r = seg.recover(Math.max(this.p.config.maxMessageBytes, this.p.config.segmentBytes) + 1024);
+    // Before the cut: later segments moved, the tail copied, the manifest written — so a crash at any
+    // point leaves the damaged segment uncut and the next recovery continues the same quarantine.
+    const beforeCut = (validBytes: number, lastValid: bigint, reason: string): void => {
+      const q = this.quarantine;
+      if (q.isTornWrite(seg.logFile, seg.baseOffset, validBytes, lastValid, reason, lastSegment)) return;
+      q.begin(basename(seg.logFile), validBytes, reason);
+      moveLaterSegments?.();
+      q.saveTail(seg.logFile, seg.baseOffset, validBytes, lastValid);
+      q.finish(lastValid + 1n);
+    };
+    const r = seg.recover(
+      Math.max(this.p.config.maxMessageBytes, this.p.config.segmentBytes) + 1024,
+      beforeCut,
+    );
     this.txnIndexReset.add(seg);
     if (cache) {
       for (const { epoch, startOffset } of r.epochs) {
@@ -347,18 +401,55 @@ export class LogLoader {
     for (let i = 0; i < segments.length; i++) if (segments[i].baseOffset <= recoveryPoint) start = i;
     for (let i = start; i < segments.length; i++) {
       const seg = segments[i];
-      const r = this.recoverSegment(seg, true);
+      const r = this.recoverSegment(seg, true, i === segments.length - 1, () =>
+        this.quarantineAfter(segments, i),
+      );
       this.report.segmentsRecovered++;
       if (r.bytesTruncated > 0) {
         this.noteTruncation(seg, r.bytesTruncated, r.reason);
-        this.deleteAfter(segments, i);
+        this.quarantineAfter(segments, i);
         return;
       }
     }
   }
 
-  private deleteAfter(segments: LogSegment[], index: number): void {
-    for (const s of segments.splice(index + 1)) this.deleteSegment(s);
+  /** The segments after a cut leave the log for the quarantine, files and all (Kafka deletes them). */
+  private quarantineAfter(segments: LogSegment[], index: number): void {
+    for (const s of segments.splice(index + 1)) {
+      this.report.segmentsQuarantined++;
+      s.closeHandlers();
+      this.quarantine.moveSegment(s.logFile, s.baseOffset, [
+        s.offsetIndex.file,
+        s.timeIndex.file,
+        s.txnIndex.file,
+      ]);
+    }
+  }
+
+  /** The manifest, the ERROR line, and the partition's unrestored quarantine bytes for the metric. */
+  private finishQuarantine(logEndOffset: bigint): void {
+    const manifest = this.quarantine.finish(logEndOffset);
+    const q = this.quarantine;
+    if (manifest !== undefined && q.quarantineDir !== undefined) {
+      this.report.bytesQuarantined = q.bytes;
+      this.report.quarantineDir = q.quarantineDir;
+      this.logger.error(
+        `Quarantined ${q.bytes} bytes of partition ${this.partitionName} that recovery would have dropped (${manifest.reason} in ${manifest.cutSegment}) instead of deleting them: moved to ${q.quarantineDir}: ${describeRanges(q.quarantinedFiles)}. The log now ends at offset ${logEndOffset}. Inspect with: tributary log-recover --log-dir ${dirname(this.p.dir)} --list`,
+      );
+    }
+    if (manifest === undefined && !readdirSync(this.p.dir).some((n) => n.startsWith(QUARANTINE_DIR_PREFIX))) {
+      this.report.unrestoredQuarantineBytes = 0;
+      return;
+    }
+    const all = listQuarantines(this.p.dir);
+    this.report.unrestoredQuarantineBytes = all
+      .filter((x) => x.manifest?.restored === undefined && x.manifest?.reproduced === undefined)
+      .reduce((sum, x) => sum + x.bytes, 0);
+    // A crash during an earlier quarantine: its files are safe but it has no manifest; say so each start.
+    for (const x of all.filter((y) => y.manifest === undefined))
+      this.logger.warn(
+        `Partition ${this.partitionName} has a quarantine ${x.dir} that cannot be restored automatically: ${x.problem}; its ${x.bytes} bytes of files are kept`,
+      );
   }
 
   private deleteSegment(s: LogSegment): void {
@@ -382,11 +473,17 @@ export class LogLoader {
       );
     }
     if (r.segmentsDeleted > 0)
-      parts.push(`deleted ${r.segmentsDeleted} later segments (${r.bytesDeleted} bytes)`);
+      parts.push(
+        `deleted ${r.segmentsDeleted} segments below the log start offset (${r.bytesDeleted} bytes)`,
+      );
+    if (r.quarantineDir !== undefined)
+      parts.push(
+        `quarantined the cut bytes and ${r.segmentsQuarantined} later segments (${r.bytesQuarantined} bytes) in ${basename(r.quarantineDir)}`,
+      );
     if (r.indexesRebuilt.length > 0)
       parts.push(`rebuilt the indexes of segments ${r.indexesRebuilt.join(", ")}`);
     if (r.swapsCompleted > 0) parts.push(`completed ${r.swapsCompleted} segment swaps`);
-    if (parts.length > 0 && (r.bytesTruncated > 0 || r.segmentsDeleted > 0)) {
+    if (parts.length > 0 && (r.bytesTruncated > 0 || r.segmentsDeleted > 0 || r.segmentsQuarantined > 0)) {
       this.logger.warn(`Recovered log with data dropped: ${parts.join("; ")}; ${where}`);
     } else if (parts.length > 0) {
       this.logger.warn(`Loaded log after repairs: ${parts.join("; ")}; nothing dropped; ${where}`);

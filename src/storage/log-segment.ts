@@ -469,9 +469,13 @@ export class LogSegment {
   /**
    * Re-reads every batch (length, magic, CRC32C, offsets increasing and in range), rebuilds the three
    * indexes, and truncates the .log file at the first invalid byte (Kafka's LogSegment.recover). Reads in
-   * chunks bounded by the file size; a declared size is never trusted for an allocation.
+   * chunks bounded by the file size; a declared size is never trusted for an allocation. `beforeTruncate`
+   * runs before the cut with its position, the last valid offset and the reason.
    */
-  recover(maxBatchSize = INT32_MAX): RecoveryResult {
+  recover(
+    maxBatchSize = INT32_MAX,
+    beforeTruncate?: (validBytes: number, lastValidOffset: bigint, reason: string) => void,
+  ): RecoveryResult {
     this.offsetIndex.reset();
     this.timeIndex.reset();
     this.txnIndex.reset();
@@ -551,6 +555,8 @@ export class LogSegment {
       validBytes += size;
     }
     const bytesTruncated = fileSize - validBytes;
+    // The caller may keep the bytes about to be cut (the LogLoader's quarantine) before they go.
+    if (bytesTruncated > 0) beforeTruncate?.(validBytes, prevLastOffset, reason ?? "invalid data");
     if (bytesTruncated > 0) ftruncateSync(this.logFd, validBytes);
     this._size = validBytes;
     // Every batch kept was checked.

@@ -45,7 +45,7 @@ test("bad SASL settings are one line naming the setting", () => {
   const sasl = { "security.protocol": "SASL_PLAINTEXT" };
   bad(
     { ...sasl, "sasl.jaas.config": `${PLAIN} required username="u" password="p";` },
-    /^Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN \(GSSAPI is Kafka's default; set sasl\.mechanism\)$/,
+    /^Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 \(GSSAPI is Kafka's default; set sasl\.mechanism\)$/,
   );
   bad(
     { ...sasl, "sasl.mechanism": "PLAIN" },

@@ -312,7 +312,7 @@ test("an inter-broker SASL listener without sasl.mechanism.inter.broker.protocol
   assert.notEqual(r.code, 0);
   assert.match(
     r.stdout + r.stderr,
-    /Invalid value GSSAPI for configuration sasl\.mechanism\.inter\.broker\.protocol: one of PLAIN \(GSSAPI is Kafka's default; set sasl\.mechanism\.inter\.broker\.protocol\)/,
+    /Invalid value GSSAPI for configuration sasl\.mechanism\.inter\.broker\.protocol: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 \(GSSAPI is Kafka's default; set sasl\.mechanism\.inter\.broker\.protocol\)/,
   );
   assert.doesNotMatch(r.stdout + r.stderr, /^\s+at /m, "no stack trace");
 });

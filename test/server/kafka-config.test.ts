@@ -222,7 +222,7 @@ describe("KafkaConfig", () => {
     );
     assert.match(
       invalid({ listeners: "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093" }),
-      /sasl\.enabled\.mechanisms: PLAIN \(GSSAPI is not supported yet/,
+      /sasl\.enabled\.mechanisms: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 \(GSSAPI is not supported/,
     );
     assert.match(
       invalid({

@@ -241,7 +241,7 @@ test("a SASL listener without users, or with GSSAPI (Kafka's default), stops the
     ],
     [
       [],
-      /Invalid value GSSAPI for configuration sasl\.enabled\.mechanisms: PLAIN \(GSSAPI is not supported yet; GSSAPI is Kafka's default, set sasl\.enabled\.mechanisms=PLAIN\)/,
+      /Invalid value GSSAPI for configuration sasl\.enabled\.mechanisms: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 \(GSSAPI is not supported; GSSAPI is Kafka's default, set sasl\.enabled\.mechanisms\)/,
     ],
   ] as const) {
     const args = [
@@ -358,7 +358,7 @@ test("the project's tools over SASL_SSL with PLAIN (--command-config, --producer
   assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
   assert.match(wrong.stderr, /Authentication failed: Invalid username or password/);
   assert.equal(wrong.stderr.trim().split("\n").length, 1, wrong.stderr);
-  const scram = await runTributary([
+  const gssapi = await runTributary([
     "topics",
     "--bootstrap-server",
     bootstrap,
@@ -366,9 +366,39 @@ test("the project's tools over SASL_SSL with PLAIN (--command-config, --producer
     config("alice", "alice-secret", "GSSAPI"),
     "--list",
   ]);
-  assert.equal(scram.code, 1);
-  assert.match(scram.stderr, /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN/);
-  assert.equal(scram.stderr.trim().split("\n").length, 1, scram.stderr);
+  assert.equal(gssapi.code, 1);
+  assert.match(
+    gssapi.stderr,
+    /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 \(GSSAPI is Kafka.s default; set sasl\.mechanism\)/,
+  );
+  assert.equal(gssapi.stderr.trim().split("\n").length, 1, gssapi.stderr);
+  // A mechanism the client has but the listener does not enable: UNSUPPORTED_SASL_MECHANISM, naming them.
+  const scramFile = f("client-scram.properties");
+  writeFileSync(
+    scramFile,
+    [
+      "security.protocol=SASL_SSL",
+      "sasl.mechanism=SCRAM-SHA-512",
+      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";',
+      "ssl.truststore.type=PEM",
+      `ssl.truststore.location=${f("b.pem")}`,
+      "",
+    ].join("\n"),
+  );
+  const unsupported = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    scramFile,
+    "--list",
+  ]);
+  assert.equal(unsupported.code, 1);
+  assert.match(
+    unsupported.stderr,
+    /Client SASL mechanism 'SCRAM-SHA-512' not enabled in the server, enabled mechanisms are \[PLAIN\]/,
+  );
+  assert.equal(unsupported.stderr.trim().split("\n").length, 1, unsupported.stderr);
   // SASL towards a PLAINTEXT listener: the broker answers the handshake with ILLEGAL_SASL_STATE.
   const plainListener = f("sasl-to-plaintext.properties");
   writeFileSync(

@@ -1,6 +1,6 @@
 // LogLoader: stray .deleted/.cleaned files, .swap completion, orphaned indexes, missing indexes rebuilt,
 // unclean shutdown recovery from the recovery point (cut at the first invalid byte, later segments
-// deleted, leader-epoch cache truncated), and the one log line per partition.
+// quarantined, leader-epoch cache truncated), and the one log line per partition.
 
 import assert from "node:assert/strict";
 import {
@@ -122,7 +122,7 @@ test("missing or corrupt indexes are rebuilt after a clean shutdown", async () =
   }
 });
 
-test("unclean shutdown: recovery from the recovery point cuts at the first bad byte and deletes later segments", async () => {
+test("unclean shutdown: recovery from the recovery point cuts at the first bad byte and quarantines later segments", async () => {
   const t = tempPartitionDir("loader-recover");
   try {
     const { bases } = build(t.dir);
@@ -138,14 +138,23 @@ test("unclean shutdown: recovery from the recovery point cuts at the first bad b
     const r = log.loadReport;
     assert.equal(r.truncatedSegment, bases[2]);
     assert.ok(r.bytesTruncated > 0);
-    assert.equal(r.segmentsDeleted, bases.length - 3);
+    assert.equal(r.segmentsDeleted, 0);
+    assert.equal(r.segmentsQuarantined, bases.length - 3);
+    assert.ok(r.quarantineDir !== undefined && existsSync(join(r.quarantineDir, "quarantine.json")));
+    for (const b of bases.slice(3)) assert.ok(existsSync(logFile(r.quarantineDir, b)), `segment ${b} kept`);
     assert.ok(log.logEndOffset > bases[2] && log.logEndOffset < bases[3]);
     assert.equal(log.recoveryPoint, bases[1]);
     const warn = lines.filter((l) => / WARN /.test(l) && /Recovered log/.test(l));
+    const errors = lines.filter((l) => / ERROR /.test(l));
+    assert.equal(errors.length, 1, lines.join("\n"));
+    assert.match(
+      errors[0],
+      /Quarantined \d+ bytes of partition topic-0 .*segment 0+\d+\.log = bytes \[0, \d+\)/,
+    );
     assert.equal(warn.length, 1, lines.join("\n"));
     assert.match(
       warn[0],
-      /truncated \d+ bytes at segment \d+ \(a CRC mismatch.*deleted \d+ later segments \(\d+ bytes\)/,
+      /truncated \d+ bytes at segment \d+ \(a CRC mismatch.*quarantined the cut bytes and \d+ later segments \(\d+ bytes\) in quarantine-\d+/,
     );
     for (const e of cache.epochEntries()) assert.ok(e.startOffset < log.logEndOffset);
     // Appends continue from the cut.

@@ -2,7 +2,8 @@
 // brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers: --describe
 // [--all] prints `Dynamic configs for topic t are:` then `  k=v sensitive=false synonyms={SOURCE:k=v, …}`
 // lines; --alter --add-config k=v,k2=[a,b] / --add-config-file / --delete-config k sends
-// IncrementalAlterConfigs and prints `Completed updating config for topic t.`.
+// IncrementalAlterConfigs and prints `Completed updating config for topic t.`. Users: SCRAM credential
+// keys (SCRAM-SHA-256/512) are handled by configs-scram.ts; quota keys are to come (alterUserConfigs).
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import {
@@ -15,8 +16,13 @@ import {
 import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { checkInvalid, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import {
+  alterUserScramCredentialConfigs,
+  describeUserScramCredentialConfigs,
+  isScramConfig,
+} from "./configs-scram.js";
 
-const SUPPORTED_TYPES = ["topics", "brokers", "broker-loggers"];
+const SUPPORTED_TYPES = ["topics", "brokers", "broker-loggers", "users"];
 /** ConfigEntry.ConfigSource ids that --describe (without --all) shows per entity kind. */
 const DYNAMIC_TOPIC_CONFIG = 1;
 const DYNAMIC_BROKER_CONFIG = 2;
@@ -149,7 +155,7 @@ function checkArgs(args: ParsedArgs): Entity {
   if (args.has("describe") && entity.type === "broker-loggers" && !entity.name)
     throw new UsageError(`an entity name must be specified with --describe of ${entity.type}`);
   if (args.has("alter")) {
-    if (entity.type === "brokers") {
+    if (entity.type === "brokers" || entity.type === "users") {
       if (entity.name === undefined)
         throw new UsageError(
           "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips",
@@ -243,7 +249,39 @@ async function entriesOf(
   return result.entries.filter((e) => all || source === undefined || e.source === source);
 }
 
+/**
+ * --describe of users (Kafka's describeClientQuotaAndUserScramCredentialConfigs): the quota lines (to
+ * come with client quotas) then, unless the default entity is asked for, the SCRAM credential lines.
+ */
+async function describeUsers(admin: AdminClient, entity: Entity): Promise<void> {
+  const names = entity.name === undefined ? [] : [entity.name];
+  if (names.includes("")) return;
+  const lines = await describeUserScramCredentialConfigs(admin.cluster, names);
+  if (lines.length > 0) process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** --alter of users: SCRAM credential keys to configs-scram.ts (quota keys to be dispatched here too). */
+async function alterUserConfigs(
+  admin: AdminClient,
+  entity: Entity,
+  toAdd: ReadonlyMap<string, string>,
+  toDelete: readonly string[],
+): Promise<void> {
+  const unknownToAdd = [...toAdd.keys()].filter((k) => !isScramConfig(k));
+  const unknownToDelete = toDelete.filter((k) => !isScramConfig(k));
+  if (unknownToAdd.length > 0)
+    throw new UsageError(
+      `Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. Unexpected config names: Set(${unknownToAdd.join(", ")})`,
+    );
+  if (unknownToDelete.length > 0)
+    throw new UsageError(
+      `Only quota and SCRAM credential configs can be deleted for 'users' using --bootstrap-server. Unexpected config names: Set(${unknownToDelete.join(", ")})`,
+    );
+  await alterUserScramCredentialConfigs(admin.cluster, entity.name ?? "", toAdd, toDelete);
+}
+
 async function describe(admin: AdminClient, args: ParsedArgs, entity: Entity): Promise<void> {
+  if (entity.type === "users") return describeUsers(admin, entity);
   const all = args.has("all");
   let names: string[];
   if (entity.name !== undefined) names = [entity.name];
@@ -273,6 +311,23 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
     .values("delete-config")
     .flatMap((v) => v.split(","))
     .map((k) => k.trim());
+  if (entity.type === "users") await alterUserConfigs(admin, entity, toAdd, toDelete);
+  else await alterResourceConfigs(admin, entity, name, toAdd, toDelete);
+  process.stdout.write(
+    name !== ""
+      ? `Completed updating config for ${entity.type.slice(0, -1)} ${name}.\n`
+      : `Completed updating default config for ${entity.type} in the cluster.\n`,
+  );
+}
+
+/** IncrementalAlterConfigs of a topic, broker or broker-logger. */
+async function alterResourceConfigs(
+  admin: AdminClient,
+  entity: Entity,
+  name: string,
+  toAdd: ReadonlyMap<string, string>,
+  toDelete: readonly string[],
+): Promise<void> {
   if (toDelete.length > 0) {
     const current = await entriesOf(admin, entity, name, false);
     const invalid = toDelete.filter((k) => !current.some((e) => e.name === k));
@@ -284,9 +339,4 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
   ];
   const [result] = await admin.incrementalAlterConfigs([{ resource: resource(entity, name), ops }]);
   throwFirstError([result]);
-  process.stdout.write(
-    name !== ""
-      ? `Completed updating config for ${entity.type.slice(0, -1)} ${name}.\n`
-      : `Completed updating default config for ${entity.type} in the cluster.\n`,
-  );
 }

@@ -57,6 +57,8 @@ import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.j
 import { alterPartitionReassignmentsHandler } from "./45-alter-partition-reassignments.js";
 import { listPartitionReassignmentsHandler } from "./46-list-partition-reassignments.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
+import { describeUserScramCredentialsHandler } from "./50-describe-user-scram-credentials.js";
+import { alterUserScramCredentialsHandler } from "./51-alter-user-scram-credentials.js";
 import { alterPartitionHandler } from "./56-alter-partition.js";
 import { describeClusterHandler } from "./60-describe-cluster.js";
 import { describeProducersHandler } from "./61-describe-producers.js";
@@ -163,6 +165,8 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   electLeadersHandler,
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
+  describeUserScramCredentialsHandler,
+  controllerOnly(alterUserScramCredentialsHandler),
   alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,

@@ -304,6 +304,36 @@ export class ConfigAdmin {
     throw new KafkaError("INVALID_REQUEST", `Unsupported resource type ${resourceType}`);
   }
 
+  /**
+   * Replaces the config of a user/client entity (`users/<u>`, `clients/<c>`, `users/<u>/clients/<c>`,
+   * names sanitized — ZkPaths.configEntity) and notifies every broker, as Kafka's
+   * AdminZkClient.changeUserOrUserClientIdConfig does: missing parent znodes are created empty, the
+   * entity znode and a /config/changes notification are written in one multi. Callers validate the keys
+   * (SCRAM credentials, quotas); an entity left with no config keeps its znode ({"config":{}}).
+   */
+  async writeUserClientConfig(entityPath: string, config: Record<string, string>): Promise<void> {
+    const path = ZkPaths.configEntity(entityPath);
+    const ops: Op[] = [];
+    const segments = entityPath.split("/");
+    for (let i = 2; i < segments.length; i++) {
+      const parent = ZkPaths.configEntity(segments.slice(0, i).join("/"));
+      if (!(await this.store.exists(parent)))
+        ops.push({ type: "create", path: parent, data: Buffer.alloc(0) });
+    }
+    const data = ConfigEntityZNode.encode(config);
+    ops.push((await this.store.exists(path)) ? { type: "set", path, data } : { type: "create", path, data });
+    ops.push({
+      type: "create",
+      path: ZkPaths.configChangePrefix,
+      data: ConfigEntityChangeNotificationSequenceZNode.encode(entityPath),
+      options: { sequential: true },
+    });
+    await this.store.multi(ops);
+    this.log.info(`Updated configs of ${entityPath}: ${JSON.stringify(Object.keys(config))}`);
+    await this.purgeObsoleteNotifications();
+    await this.cache.idle();
+  }
+
   /** Deletes /config/changes notifications older than CONFIG_CHANGE_EXPIRATION_MS (every broker has seen them). */
   private async purgeObsoleteNotifications(): Promise<void> {
     const now = this.options.time.milliseconds();

@@ -42,6 +42,11 @@ export interface MetadataDelta {
   readonly topicConfigs: Map<string, Record<string, string>>;
   /** Dynamic broker config entities (`/config/brokers/<id|<default>>`) that were loaded or changed. */
   readonly brokerConfigs: Set<string>;
+  /**
+   * User and client config entities that were loaded or changed, by entity path as the notifications
+   * name them (`users/<u>`, `clients/<c>`, `users/<u>/clients/<c>`; sanitized names, `<default>`).
+   */
+  readonly entityConfigs: Set<string>;
 }
 
 export type MetadataListener = (delta: MetadataDelta) => void;
@@ -69,6 +74,8 @@ export class MetadataCache {
   private readonly topicsById = new Map<string, string>();
   private readonly topicConfigs = new Map<string, Record<string, string>>();
   private readonly brokerConfigs = new Map<string, Record<string, string>>();
+  /** users/clients entities by entity path (see MetadataDelta.entityConfigs) */
+  private readonly entityConfigs = new Map<string, Record<string, string>>();
   private deleting = new Set<string>();
   private lastConfigChange = -1;
   private readonly listeners = new Set<MetadataListener>();
@@ -100,6 +107,7 @@ export class MetadataCache {
       await this.loadDeletions();
       await this.loadConfigChanges(true);
       for (const name of await this.childrenOrEmpty(ZkPaths.configBrokers)) await this.loadBrokerConfig(name);
+      await this.loadAllEntityConfigs();
     });
   }
 
@@ -114,6 +122,7 @@ export class MetadataCache {
       await this.loadDeletions();
       await this.loadConfigChanges();
       for (const name of await this.childrenOrEmpty(ZkPaths.configBrokers)) await this.loadBrokerConfig(name);
+      await this.loadAllEntityConfigs();
       for (const t of this.topics.keys()) await this.loadTopicConfig(t);
     });
   }
@@ -274,6 +283,19 @@ export class MetadataCache {
     return { ...(this.brokerConfigs.get(entity) ?? {}) };
   }
 
+  /**
+   * The config of a user/client entity (`users/<u>`, `clients/<c>`, `users/<u>/clients/<c>`, names
+   * sanitized as in ZooKeeper), {} when it has none.
+   */
+  entityConfig(entityPath: string): Record<string, string> {
+    return { ...(this.entityConfigs.get(entityPath) ?? {}) };
+  }
+
+  /** Every user/client entity path that has a znode, with its config. */
+  allEntityConfigs(): Map<string, Record<string, string>> {
+    return new Map([...this.entityConfigs].map(([k, v]) => [k, { ...v }]));
+  }
+
   isMarkedForDeletion(topic: string): boolean {
     return this.deleting.has(topic);
   }
@@ -324,7 +346,8 @@ export class MetadataCache {
       p.partitions.size > 0 ||
       p.removed.length > 0 ||
       p.topicConfigs.size > 0 ||
-      p.brokerConfigs.size > 0
+      p.brokerConfigs.size > 0 ||
+      p.entityConfigs.size > 0
     ) {
       this.pending = emptyDelta();
       const d: MetadataDelta = {
@@ -332,6 +355,7 @@ export class MetadataCache {
         removed: p.removed,
         topicConfigs: p.topicConfigs,
         brokerConfigs: p.brokerConfigs,
+        entityConfigs: p.entityConfigs,
       };
       for (const l of this.listeners) {
         try {
@@ -420,7 +444,39 @@ export class MetadataCache {
       const entity = entityPath.slice(slash + 1);
       if (type === "topics") await this.loadTopicConfig(entity);
       else if (type === "brokers") await this.loadBrokerConfig(entity);
+      else if (type === "users" || type === "clients") await this.loadEntityConfig(entityPath);
     }
+  }
+
+  /** Reads every /config/users/<u>, /config/users/<u>/clients/<c> and /config/clients/<c> entity. */
+  private async loadAllEntityConfigs(): Promise<void> {
+    const seen = new Set<string>();
+    for (const user of await this.childrenOrEmpty(ZkPaths.configUsers)) {
+      seen.add(`users/${user}`);
+      await this.loadEntityConfig(`users/${user}`);
+      for (const client of await this.childrenOrEmpty(ZkPaths.configEntity(`users/${user}/clients`))) {
+        seen.add(`users/${user}/clients/${client}`);
+        await this.loadEntityConfig(`users/${user}/clients/${client}`);
+      }
+    }
+    for (const client of await this.childrenOrEmpty(ZkPaths.configClients)) {
+      seen.add(`clients/${client}`);
+      await this.loadEntityConfig(`clients/${client}`);
+    }
+    for (const path of this.entityConfigs.keys()) {
+      if (!seen.has(path)) {
+        this.entityConfigs.delete(path);
+        this.pending.entityConfigs.add(path);
+      }
+    }
+  }
+
+  private async loadEntityConfig(entityPath: string): Promise<void> {
+    const path = ZkPaths.configEntity(entityPath);
+    const n = await this.store.get(path);
+    if (n) this.entityConfigs.set(entityPath, ConfigEntityZNode.decode(path, n.data));
+    else this.entityConfigs.delete(entityPath);
+    this.pending.entityConfigs.add(entityPath);
   }
 
   private async loadTopicConfig(topic: string, force = false): Promise<void> {
@@ -445,10 +501,17 @@ interface MutableDelta {
   removed: Array<{ topic: string; partition: number }>;
   topicConfigs: Map<string, Record<string, string>>;
   brokerConfigs: Set<string>;
+  entityConfigs: Set<string>;
 }
 
 function emptyDelta(): MutableDelta {
-  return { partitions: new Map(), removed: [], topicConfigs: new Map(), brokerConfigs: new Set() };
+  return {
+    partitions: new Map(),
+    removed: [],
+    topicConfigs: new Map(),
+    brokerConfigs: new Set(),
+    entityConfigs: new Set(),
+  };
 }
 
 const ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA";

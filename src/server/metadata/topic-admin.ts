@@ -487,4 +487,8 @@ export class TopicAdmin {
   ): Promise<AlterConfigsResult[]> {
     return this.configAdmin.incrementalAlterConfigs(resources, validateOnly);
   }
+  /** Writes a user/client config entity (SCRAM credentials, quotas): ConfigAdmin.writeUserClientConfig. */
+  writeUserClientConfig(entityPath: string, config: Record<string, string>): Promise<void> {
+    return this.configAdmin.writeUserClientConfig(entityPath, config);
+  }
 }

@@ -24,6 +24,13 @@ export const ZkPaths = {
   configTopic: (t: string): string => `/config/topics/${t}`,
   configBrokers: "/config/brokers",
   configBroker: (id: string): string => `/config/brokers/${id}`,
+  configUsers: "/config/users",
+  configClients: "/config/clients",
+  /**
+   * A user/client config entity (`users/<u>`, `clients/<c>`, `users/<u>/clients/<c>`, names sanitized,
+   * `<default>` for the defaults): SCRAM credentials and client quotas, as Kafka stores them.
+   */
+  configEntity: (entityPath: string): string => `/config/${entityPath}`,
   configChanges: "/config/changes",
   configChangePrefix: "/config/changes/config_change_",
   admin: "/admin",
@@ -49,6 +56,27 @@ export const PERSISTENT_ZK_PATHS: readonly string[] = [
   "/latest_producer_id_block",
   "/log_dir_event_notification",
 ];
+
+/**
+ * Kafka's Sanitizer: an entity name (user principal or client id) as it appears in a znode path —
+ * URL-encoded as Java's URLEncoder (UTF-8; only letters, digits, `.`, `-`, `_` kept), space as %20 and
+ * `*` as %2A, so any name is one path segment. `<default>` (the defaults entity) is written as it is.
+ */
+export function sanitizeEntityName(name: string): string {
+  return encodeURIComponent(name).replace(
+    /[!'()*~]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/** The entity name a sanitized znode name stands for (Kafka's Sanitizer.desanitize). */
+export function desanitizeEntityName(sanitized: string): string {
+  try {
+    return decodeURIComponent(sanitized.replace(/\+/g, "%20"));
+  } catch {
+    return sanitized;
+  }
+}
 
 /** Name of the dynamic default broker config entity (`/config/brokers/<default>`). */
 export const DEFAULT_BROKER_ENTITY = "<default>";

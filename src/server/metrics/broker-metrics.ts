@@ -10,7 +10,8 @@
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
 // - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount,
 //   UnderMinIsr, AtMinIsr, ReplicasCount, LastStableOffsetLag (partition-metrics.ts);
-// - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments;
+// - kafka.log:type=Log,topic=…,partition=… — Size, LogEndOffset, LogStartOffset, NumLogSegments, and
+//   Tributary's QuarantinedBytes with LogManager QuarantinedPartitionCount (log-quarantine.ts);
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
 // - kafka.server:type=KafkaServer — BrokerState, linux-disk-read-bytes / linux-disk-write-bytes
@@ -259,6 +260,8 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
   const end: Sample[] = [];
   const start: Sample[] = [];
   const segments: Sample[] = [];
+  const quarantined: Sample[] = [];
+  let quarantinedPartitions = 0;
   if (lm !== undefined) {
     const logs = lm
       .allLogs()
@@ -271,6 +274,12 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
       end.push({ labels, value: Number(log.logEndOffset) });
       start.push({ labels, value: Number(log.logStartOffset) });
       segments.push({ labels, value: log.numberOfSegments });
+      // Only partitions holding a quarantine (log-quarantine.ts) get a series.
+      const q = log.loadReport.unrestoredQuarantineBytes;
+      if (q > 0) {
+        quarantined.push({ labels, value: q });
+        quarantinedPartitions++;
+      }
     }
   }
   return [
@@ -278,6 +287,16 @@ function logGauges(lm: LogManager | undefined): MetricFamily[] {
     gauge("kafka_log_log_logendoffset", "The offset of the next record appended (LogEndOffset)", end),
     gauge("kafka_log_log_logstartoffset", "The first offset still in the log (LogStartOffset)", start),
     gauge("kafka_log_log_numlogsegments", "Segments of the partition's log (NumLogSegments)", segments),
+    gauge(
+      "kafka_log_log_quarantinedbytes",
+      "Bytes recovery moved to the partition's quarantine instead of deleting them, not restored yet (Tributary)",
+      quarantined,
+    ),
+    gauge(
+      "kafka_log_logmanager_quarantinedpartitioncount",
+      "Partitions whose log dir holds a quarantine not restored yet (Tributary; tributary log-recover --list)",
+      [{ value: quarantinedPartitions }],
+    ),
     ...logDirGauges(lm),
   ];
 }

@@ -4,18 +4,25 @@
 // PlainLoginModule's `user_<name>="password"` options. Mechanisms not built yet (GSSAPI, SCRAM-*,
 // OAUTHBEARER) and a PLAIN listener without users are refused at startup in one line.
 
+import { scramMechanismByName } from "../../common/security/scram-mechanism.js";
+import { CredentialCache } from "./credential-cache.js";
 import { JaasConfigError, type JaasLoginModule, parseJaasConfig } from "./jaas-config.js";
-import { PLAIN_LOGIN_MODULE, PlainSaslServer, plainUsers } from "./plain-sasl-server.js";
+import { PLAIN_LOGIN_MODULE, PlainSaslServer, plainUsers, type SaslServer } from "./plain-sasl-server.js";
 import type { SaslListenerConfig } from "./sasl-server-authenticator.js";
+import { ScramSaslServer } from "./scram-sasl-server.js";
 
 export class SaslConfigError extends Error {
   override readonly name = "SaslConfigError";
 }
 
-/** `get(key)`: a setting by its name (the caller looks up listener prefixes). */
+/**
+ * `get(key)`: a setting by its name (the caller looks up listener prefixes). `credentials`: the broker's
+ * SCRAM credentials (an empty cache when only validating the settings).
+ */
 export function saslListenerConfig(
   listenerName: string,
   get: (key: string) => string | undefined,
+  credentials: CredentialCache = new CredentialCache(),
 ): SaslListenerConfig {
   const prefix = `listener.name.${listenerName.toLowerCase()}.`;
   const mechanismsKey =
@@ -31,11 +38,30 @@ export function saslListenerConfig(
     throw new SaslConfigError(
       `Invalid value ${raw} for configuration ${mechanismsKey}: at least one SASL mechanism`,
     );
-  const mechanisms = new Map<string, () => PlainSaslServer>();
+  const mechanisms = new Map<string, (reauthentication?: boolean) => SaslServer>();
+  const maxReauthMs = new Map<string, number>();
+  let ready: Promise<void> | undefined;
   for (const name of names) {
+    // KIP-368: `listener.name.<l>.<mechanism>.connections.max.reauth.ms`, else the broker's.
+    const reauthKey =
+      get(`${prefix}${name.toLowerCase()}.connections.max.reauth.ms`) !== undefined
+        ? `${prefix}${name.toLowerCase()}.connections.max.reauth.ms`
+        : "connections.max.reauth.ms";
+    const reauth = (get(reauthKey) ?? "0").trim();
+    if (!/^-?\d{1,15}$/.test(reauth))
+      throw new SaslConfigError(
+        `Invalid value ${reauth} for configuration ${reauthKey}: Not a number of type LONG`,
+      );
+    if (Number(reauth) > 0) maxReauthMs.set(name, Number(reauth));
+    const scram = scramMechanismByName(name);
+    if (scram !== undefined) {
+      mechanisms.set(name, (reauthentication) => new ScramSaslServer(scram, credentials, reauthentication));
+      ready = credentials.loaded;
+      continue;
+    }
     if (name !== "PLAIN")
       throw new SaslConfigError(
-        `Invalid value ${raw} for configuration ${mechanismsKey}: PLAIN (${name} is not supported yet${name === "GSSAPI" ? "; GSSAPI is Kafka's default, set sasl.enabled.mechanisms=PLAIN" : ""})`,
+        `Invalid value ${raw} for configuration ${mechanismsKey}: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (${name} is not supported${name === "GSSAPI" ? "; GSSAPI is Kafka's default, set sasl.enabled.mechanisms" : ""})`,
       );
     const jaasKey =
       get(`${prefix}plain.sasl.jaas.config`) !== undefined
@@ -65,5 +91,5 @@ export function saslListenerConfig(
       );
     mechanisms.set(name, () => new PlainSaslServer(users));
   }
-  return { mechanisms };
+  return { mechanisms, maxReauthMs, ...(ready === undefined ? {} : { ready }) };
 }

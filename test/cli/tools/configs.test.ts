@@ -158,8 +158,8 @@ describe("tributary configs", () => {
         "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter",
       ],
       [
-        ["--describe", "--entity-type", "users"],
-        "Invalid entity type users, the entity type must be one of topics,brokers,broker-loggers with the --bootstrap-server argument",
+        ["--describe", "--entity-type", "ips"],
+        "Invalid entity type ips, the entity type must be one of topics,brokers,broker-loggers,users with the --bootstrap-server argument",
       ],
       [
         ["--describe", "--broker", "zero"],

@@ -7,6 +7,7 @@
 import { JaasConfigError, parseJaasConfig } from "../../../common/jaas-config.js";
 import { PlainClientMechanism } from "./plain-client-mechanism.js";
 import type { SaslClientCredentials, SaslClientMechanism } from "./sasl-client-mechanism.js";
+import { ScramClientMechanism } from "./scram-client-mechanism.js";
 
 /** What a connection needs to authenticate: the mechanism's name and the credentials. */
 export interface SaslClientConfig {
@@ -21,14 +22,19 @@ interface MechanismEntry {
 }
 
 const PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule";
-export const SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule";
+const SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule";
 
 const MECHANISMS = new Map<string, MechanismEntry>([
   ["PLAIN", { loginModule: PLAIN_LOGIN_MODULE, create: (c) => new PlainClientMechanism(c) }],
-  // ---- SCRAM-SHA-256 / SCRAM-SHA-512: added here once scram-client-mechanism.ts is merged, e.g.
-  //   ["SCRAM-SHA-256", { loginModule: SCRAM_LOGIN_MODULE, create: (c) => new ScramClientMechanism("SHA-256", c) }],
-  //   ["SCRAM-SHA-512", { loginModule: SCRAM_LOGIN_MODULE, create: (c) => new ScramClientMechanism("SHA-512", c) }],
-  // Nothing else changes: the config parsing below and the connection's handshake use this table. ----
+  [
+    "SCRAM-SHA-256",
+    { loginModule: SCRAM_LOGIN_MODULE, create: (c) => new ScramClientMechanism("SCRAM-SHA-256", c) },
+  ],
+  [
+    "SCRAM-SHA-512",
+    { loginModule: SCRAM_LOGIN_MODULE, create: (c) => new ScramClientMechanism("SCRAM-SHA-512", c) },
+  ],
+  // A new mechanism is one entry here: the config parsing below and the connection's handshake use this table.
 ]);
 
 /** The mechanisms this client can use, as SaslHandshake names them. */
