@@ -369,7 +369,7 @@ test("the project's tools over SASL_SSL with PLAIN (--command-config, --producer
   assert.equal(gssapi.code, 1);
   assert.match(
     gssapi.stderr,
-    /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 \(GSSAPI is Kafka.s default; set sasl\.mechanism\)/,
+    /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512$/m,
   );
   assert.equal(gssapi.stderr.trim().split("\n").length, 1, gssapi.stderr);
   // A mechanism the client has but the listener does not enable: UNSUPPORTED_SASL_MECHANISM, naming them.
