@@ -6,7 +6,8 @@
 // (security.protocol=SASL_PLAINTEXT/SASL_SSL) every new connection authenticates right after ApiVersions,
 // before any other request: SaslHandshake v1, then SaslAuthenticate until the mechanism is complete
 // (KIP-152), as Kafka's SaslClientAuthenticator does; a refusal rejects connect() with Kafka's error
-// (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) and the broker's message.
+// (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) and the broker's message;
+// a session lifetime from the broker (KIP-368) is renewed by re-authenticating on the same connection.
 //
 // Usage:
 //   const conn = await BrokerConnection.connect("127.0.0.1", 9092, { clientId: "me" });
@@ -28,7 +29,8 @@ import { type ApiDefinition, ApiKey, Apis } from "../../protocol/generated/api-t
 import { ErrorCode } from "../../protocol/generated/errors.js";
 import type { ApiVersionsResponse } from "../../protocol/generated/messages/ApiVersionsResponse.js";
 import { KafkaClientError } from "../errors.js";
-import { createSaslClientMechanism, type SaslClientConfig } from "./sasl/sasl-client-mechanisms.js";
+import { authenticateSasl, type SaslChannel } from "./sasl/sasl-client-authenticator.js";
+import type { SaslClientConfig } from "./sasl/sasl-client-mechanisms.js";
 
 export interface ConnectionOptions {
   /** `client.id` sent in every request header. Default "tributary". */
@@ -106,6 +108,11 @@ export class BrokerConnection {
   private brokerVersions = new Map<number, VersionRange>();
   /** The ApiVersions version the broker accepted. */
   apiVersionsVersion = -1;
+  /** KIP-368: the timer of the next re-authentication, and the one running (requests wait for it). */
+  private reauthTimer: NodeJS.Timeout | undefined;
+  private reauthentication: Promise<void> | undefined;
+  /** Resolved when no request is in flight any more (a re-authentication waits for that). */
+  private readonly idleWaiters: Array<() => void> = [];
 
   private constructor(
     readonly host: string,
@@ -287,6 +294,19 @@ export class BrokerConnection {
     body: Req,
     options: SendOptions = {},
   ): Promise<Res> {
+    // While the connection re-authenticates (KIP-368), requests wait for it.
+    const gate = this.reauthentication;
+    if (gate !== undefined) return gate.then(() => this.send(api, version, body, options));
+    return this.request(api, version, body, options);
+  }
+
+  /** Writes a request now (the SASL exchange itself, and send() outside a re-authentication). */
+  private request<Req, Res>(
+    api: ApiDefinition<Req, Res>,
+    version: number,
+    body: Req,
+    options: SendOptions = {},
+  ): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       if (this.isClosed) {
         reject(this.closedError());
@@ -319,6 +339,8 @@ export class BrokerConnection {
 
   /** Sends a request that gets no response (Produce with acks=0); resolves once handed to the socket. */
   sendOneWay<Req, Res>(api: ApiDefinition<Req, Res>, version: number, body: Req): Promise<void> {
+    const gate = this.reauthentication;
+    if (gate !== undefined) return gate.then(() => this.sendOneWay(api, version, body));
     if (this.isClosed) return Promise.reject(this.closedError());
     let frame: Buffer[];
     try {
@@ -383,51 +405,50 @@ export class BrokerConnection {
     throw KafkaClientError.of("UNSUPPORTED_VERSION", `${this.address} accepted no ApiVersions version`);
   }
 
-  /** SaslHandshake v1 then SaslAuthenticate rounds (KIP-152); rejects with Kafka's SASL error codes. */
+  /**
+   * Authenticates (SaslHandshake v1 + SaslAuthenticate, sasl-client-authenticator.ts). When the broker
+   * grants a session lifetime (KIP-368, connections.max.reauth.ms), re-authenticates on this connection at a
+   * random point between 85 % and 95 % of it, as Kafka's clients do: new requests wait while the ones in
+   * flight are answered and the exchange runs; a refused re-authentication closes the connection.
+   */
   private async authenticate(config: SaslClientConfig, timeoutMs: number): Promise<void> {
-    const mechanism = createSaslClientMechanism(config);
-    const handshakeVersion = this.versionFor(Apis.SaslHandshake, { min: 1 });
-    const handshake = await this.send(
-      Apis.SaslHandshake,
-      handshakeVersion,
-      { mechanism: mechanism.name },
-      { timeoutMs },
+    const channel: SaslChannel = {
+      address: this.address,
+      versionFor: (api, limit) => this.versionFor(api, limit),
+      request: (api, version, body, ms) => this.request(api, version, body, { timeoutMs: ms }),
+    };
+    const lifetimeMs = await authenticateSasl(channel, config, timeoutMs);
+    if (lifetimeMs <= 0 || this.isClosed) return;
+    this.reauthTimer = setTimeout(
+      () => {
+        this.reauthTimer = undefined;
+        this.reauthentication = this.whenIdle()
+          .then(() => this.authenticate(config, timeoutMs))
+          .catch((e) =>
+            this.fail(
+              e instanceof KafkaClientError
+                ? e
+                : KafkaClientError.of("SASL_AUTHENTICATION_FAILED", (e as Error).message),
+            ),
+          )
+          .finally(() => {
+            this.reauthentication = undefined;
+          });
+      },
+      lifetimeMs * (0.85 + 0.1 * Math.random()),
     );
-    if (handshake.errorCode === ErrorCode.UNSUPPORTED_SASL_MECHANISM)
-      throw new KafkaClientError(
-        handshake.errorCode,
-        `Client SASL mechanism '${mechanism.name}' not enabled in the server, enabled mechanisms are [${handshake.mechanisms.join(", ")}] (${this.address})`,
-      );
-    if (handshake.errorCode === ErrorCode.ILLEGAL_SASL_STATE)
-      throw new KafkaClientError(
-        handshake.errorCode,
-        `${this.address} does not expect a SASL handshake: is its listener SASL_PLAINTEXT or SASL_SSL? (security.protocol is SASL here)`,
-      );
-    if (handshake.errorCode !== ErrorCode.NONE)
-      throw new KafkaClientError(handshake.errorCode, `SaslHandshake with ${this.address} failed`);
-    const version = this.versionFor(Apis.SaslAuthenticate);
-    let token: Buffer | null = mechanism.initialResponse();
-    while (token !== null) {
-      const res = await this.send(Apis.SaslAuthenticate, version, { authBytes: token }, { timeoutMs });
-      if (res.errorCode !== ErrorCode.NONE)
-        throw new KafkaClientError(
-          res.errorCode,
-          `${res.errorMessage || "SASL authentication failed"} (${mechanism.name} as ${config.credentials.username} at ${this.address})`,
-        );
-      try {
-        token = mechanism.evaluateChallenge(res.authBytes);
-      } catch (e) {
-        throw KafkaClientError.of(
-          "SASL_AUTHENTICATION_FAILED",
-          `${mechanism.name} with ${this.address}: ${(e as Error).message}`,
-        );
-      }
-    }
-    if (!mechanism.complete)
-      throw KafkaClientError.of(
-        "ILLEGAL_SASL_STATE",
-        `${mechanism.name} with ${this.address}: the exchange ended before the client could verify the broker`,
-      );
+    this.reauthTimer.unref();
+  }
+
+  /** Resolves once no request is in flight (at once when none is, or the connection closed). */
+  private whenIdle(): Promise<void> {
+    if (this.inFlight.size === 0 || this.isClosed) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notifyIdle(): void {
+    if (this.inFlight.size !== 0) return;
+    for (const w of this.idleWaiters.splice(0)) w();
   }
 
   private takeCorrelationId(): number {
@@ -485,6 +506,7 @@ export class BrokerConnection {
     }
     this.inFlight.delete(correlationId);
     clearTimeout(entry.timer);
+    this.notifyIdle();
     let body: unknown;
     try {
       body = decodeResponse(entry.api, entry.version, frame).body;
@@ -513,6 +535,7 @@ export class BrokerConnection {
   private timeOut(entry: InFlight, timeoutMs: number): void {
     if (!this.inFlight.has(entry.correlationId)) return;
     this.inFlight.delete(entry.correlationId);
+    this.notifyIdle();
     entry.reject(
       KafkaClientError.of(
         "REQUEST_TIMED_OUT",
@@ -541,6 +564,7 @@ export class BrokerConnection {
     if (this.isClosed) return;
     this.isClosed = true;
     this.closeCause = cause;
+    clearTimeout(this.reauthTimer);
     const error = cause ?? pendingError ?? KafkaClientError.of("NETWORK_EXCEPTION", "closed");
     this.socket.destroy();
     const pending = [...this.inFlight.values()];
@@ -549,6 +573,7 @@ export class BrokerConnection {
       clearTimeout(p.timer);
       p.reject(error);
     }
+    for (const w of this.idleWaiters.splice(0)) w();
     const listeners = this.closeListeners.splice(0);
     for (const l of listeners) l(cause);
   }
