@@ -9,8 +9,9 @@
 //   - SSL with ssl.client.auth=required on the inter-broker listener and on a control-plane listener
 //     (control.plane.listener.name): the brokers present their keystore as client certificates; the
 //     controller reaches every broker on its CONTROLLER port; replication and acks=all work.
-//   - A broker whose inter-broker password is wrong does not replicate, and says why in an ERROR line
-//     (Kafka's "Connection to node 0 (…) failed authentication due to: Authentication failed: …").
+//   - A broker whose inter-broker password is wrong, or which does not trust its peers' certificates, does
+//     not replicate, and says why in an ERROR line (Kafka's "Connection to node 0 (…) failed authentication
+//     due to: …").
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -218,60 +219,54 @@ describe("inter-broker and control-plane mutual TLS (SSL, ssl.client.auth=requir
   });
 });
 
-test("a broker with a wrong inter-broker password does not replicate and logs why as an ERROR", async () => {
+/**
+ * Two brokers started one after the other (broker 0 is the controller) with `common` settings, broker 1 also
+ * with `wrong1`; a partition led by broker 0 with broker 1 as follower. Broker 1 must log an ERROR
+ * matching `error` about its connection to broker 0, replicate nothing, and leave the ISR.
+ */
+async function refusedFollower(
+  name: string,
+  common: Record<string, string>,
+  wrong1: Record<string, string>,
+  error: (internalPort0: number) => RegExp,
+): Promise<void> {
   const zk = await ZooKeeperHarness.start({ servers: 1 });
   const brokers: BrokerHarness[] = [];
   try {
-    for (const [id, password] of [
-      [0, "broker-secret"],
-      [1, "not-the-password"],
-    ] as const) {
+    for (const id of [0, 1]) {
       const port = await freePort();
       brokers.push(
         await BrokerHarness.start({
-          name: `ib-wrong-${id}`,
+          name: `${name}-${id}`,
           port,
           overrides: {
             "broker.id": String(id),
-            "zookeeper.connect": `${zk.connectString}/ib-wrong`,
+            "zookeeper.connect": `${zk.connectString}/${name}`,
             "zookeeper.session.timeout.ms": "6000",
             "offsets.topic.replication.factor": "1",
             "replica.lag.time.max.ms": "5000",
             "controlled.shutdown.max.retries": "1",
             "controlled.shutdown.retry.backoff.ms": "200",
             ...listeners(id, port),
-            ...SASL_SSL_INTERNAL,
-            ...tls(),
-            "listener.name.internal.plain.sasl.jaas.config": jaas(password),
+            ...common,
+            ...(id === 1 ? wrong1 : {}),
           },
         }),
       );
     }
     const [b0, b1] = brokers;
-    // Broker 0 started first and is the controller; broker 1 follows a partition broker 0 leads.
     const { runTributary } = await import("../support/tributary-cli.js");
     const created = await runTributary([
-      "topics",
-      "--bootstrap-server",
-      b0.bootstrap,
-      "--create",
-      "--topic",
-      "ib-wrong",
-      "--replica-assignment",
-      "0:1",
+      ...["topics", "--bootstrap-server", b0.bootstrap, "--create", "--topic", name],
+      ...["--replica-assignment", "0:1"],
     ]);
     assert.equal(created.code, 0, created.stderr);
-    const line = await waitFor("broker 1's ERROR line about the refused credentials", 30_000, async () =>
+    const line = await waitFor("broker 1's ERROR line about its refused connection", 30_000, async () =>
       b1.errorLines.find((l) => /failed authentication due to/.test(l)),
     );
     if (process.env.CLUSTER_TEST_LOGS) process.stderr.write(`${line}\n`);
-    assert.match(
-      line,
-      new RegExp(
-        `ERROR .*Connection to node 0 \\(127\\.0\\.0\\.1:${b0.listenerPorts()[1]}\\) failed authentication due to: Authentication failed: Invalid username or password`,
-      ),
-    );
-    await produceOne(b0.bootstrap, "ib-wrong", 0, "only-on-the-leader", "1");
+    assert.match(line, error(b0.listenerPorts()[1]));
+    await produceOne(b0.bootstrap, name, 0, "only-on-the-leader", "1");
     // Nothing reaches broker 1's replica (its log stays empty), and the leader drops it from the ISR.
     await waitFor("broker 1 out of the ISR", 30_000, async () => {
       const r = await runTributary([
@@ -280,17 +275,62 @@ test("a broker with a wrong inter-broker password does not replicate and logs wh
         b0.bootstrap,
         "--describe",
         "--topic",
-        "ib-wrong",
+        name,
       ]);
       const isr = parseDescribe(r.stdout)[0]?.isr;
       return isr?.length === 1 && isr[0] === 0 ? true : undefined;
     });
-    const follower = join(b1.logDir, "ib-wrong-0", "00000000000000000000.log");
+    const follower = join(b1.logDir, `${name}-0`, "00000000000000000000.log");
     assert.ok(!existsSync(follower) || readFileSync(follower).length === 0, "broker 1 replicated nothing");
   } finally {
     for (const b of brokers.reverse()) await b.close();
     await zk.close();
   }
+}
+
+test("a broker with a wrong inter-broker password does not replicate and logs why as an ERROR", async () => {
+  await refusedFollower(
+    "ib-wrong-password",
+    {
+      ...SASL_SSL_INTERNAL,
+      ...tls(),
+      "listener.name.internal.plain.sasl.jaas.config": jaas("broker-secret"),
+    },
+    { "listener.name.internal.plain.sasl.jaas.config": jaas("not-the-password") },
+    (port) =>
+      new RegExp(
+        `ERROR .*Connection to node 0 \\(127\\.0\\.0\\.1:${port}\\) failed authentication due to: Authentication failed: Invalid username or password`,
+      ),
+  );
+});
+
+test("a broker that does not trust its peers' certificates does not replicate and logs why as an ERROR", async () => {
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      f("other.key"),
+      "-out",
+      f("other-ca.pem"),
+    ].concat(["-days", "2", "-subj", "/CN=Another CA"]),
+  );
+  await refusedFollower(
+    "ib-untrusted",
+    {
+      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+      "inter.broker.listener.name": "INTERNAL",
+      ...tls(),
+    },
+    { "ssl.truststore.location": f("other-ca.pem") },
+    (port) =>
+      new RegExp(
+        `ERROR .*Connection to node 0 \\(127\\.0\\.0\\.1:${port}\\) failed authentication due to: Connection to 127\\.0\\.0\\.1:${port} SSL handshake failed: .*certificate`,
+      ),
+  );
 });
 
 test("an inter-broker SASL listener without sasl.mechanism.inter.broker.protocol stops the broker in one line", async () => {
