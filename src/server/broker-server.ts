@@ -64,6 +64,9 @@ import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
 import { BROKER_STATE, BrokerMetrics } from "./metrics/broker-metrics.js";
 import { MetricsHttpServer } from "./metrics/metrics-http-server.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { ClientQuotas } from "./quota/client-quotas.js";
+import { ReplicationQuotas } from "./quota/replication-quotas.js";
+import { RequestThrottling } from "./quota/request-throttling.js";
 import { AlterPartitionManager } from "./replication/alter-partition-manager.js";
 import { ReplicaFetcherManager } from "./replication/replica-fetcher-manager.js";
 import { ReplicaManager } from "./replication/replica-manager.js";
@@ -113,6 +116,8 @@ export class KafkaServer {
   transactionCoordinator: TransactionCoordinator | undefined;
   /** The broker's metrics (served on metrics.http.listener). */
   readonly metrics: BrokerMetrics;
+  /** The replication throttles (leader, follower, alter-log-dirs), driven by the dynamic configs. */
+  readonly replicationQuotas: ReplicationQuotas;
   private metricsServer: MetricsHttpServer | undefined;
 
   constructor(
@@ -129,8 +134,24 @@ export class KafkaServer {
     this.processingEnabled = new Promise((resolve) => {
       this.enableProcessing = resolve;
     });
+    this.replicationQuotas = new ReplicationQuotas(
+      {
+        brokerId: config.brokerId,
+        replicationWindows: {
+          samples: config.getInt("replication.quota.window.num"),
+          windowSeconds: config.getInt("replication.quota.window.size.seconds"),
+        },
+        alterLogDirsWindows: {
+          samples: config.getInt("alter.log.dirs.replication.quota.window.num"),
+          windowSeconds: config.getInt("alter.log.dirs.replication.quota.window.size.seconds"),
+        },
+      },
+      () => this.time.milliseconds(),
+      new Logger("kafka.server.ReplicationQuotaManager", `broker=${config.brokerId}`),
+    );
     this.metrics = new BrokerMetrics(this.time);
     this.metrics.bind({
+      replicationQuotas: () => this.replicationQuotas,
       brokerState: () => BROKER_STATE[this.state],
       replicaManager: () => this.replicaManager,
       logManager: () => this._logManager,
@@ -276,6 +297,9 @@ export class KafkaServer {
         },
         this.metrics.brokerTopicStats,
       );
+      this.replicaManager.leaderReplicationQuota = this.replicationQuotas.leader;
+      // replica.alter.log.dirs.io.max.bytes.per.second bounds the copy of replicas moving between log dirs.
+      this.replicaManager.setAlterLogDirsQuota(this.replicationQuotas.alterLogDirs);
       this.replicaManager.startup();
       this.groupCoordinator = new GroupCoordinator(
         config.brokerId,
@@ -397,6 +421,7 @@ export class KafkaServer {
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
           security: config.interBrokerSecurity,
+          quota: this.replicationQuotas.follower,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
         this.time,
@@ -460,6 +485,17 @@ export class KafkaServer {
         alterPartitionManager.onFollowerFetch(p, replicaId);
       alterPartitionManager.startup();
 
+      // Client quotas (server/quota): from the user/client config entities, applied to every request.
+      const clientQuotas = new ClientQuotas(
+        {
+          numQuotaSamples: config.getInt("quota.window.num"),
+          quotaWindowSizeSeconds: config.getInt("quota.window.size.seconds"),
+        },
+        this.time,
+      );
+      clientQuotas.attach(cache);
+      this.metrics.registry.register(() => clientQuotas.collect());
+      const clientQuotaThrottling = new RequestThrottling(clientQuotas);
       const services: BrokerServices = {
         brokerId: config.brokerId,
         config,
@@ -475,9 +511,11 @@ export class KafkaServer {
         addPartitionsToTxnManager,
         controller,
         controllerRequests,
+        replicationQuotas: this.replicationQuotas,
+        clientQuotas: clientQuotaThrottling,
       };
       const handlers = this.options.handlers ?? buildHandlers(services);
-      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool);
+      this.pipeline = new RequestPipeline(handlers, this.time, this.memoryPool, clientQuotaThrottling);
 
       // Register, then run for controller; the controller's requests (to this broker too) start flowing.
       await this.registerBroker();
@@ -576,6 +614,7 @@ export class KafkaServer {
    * (ControllerRequests), not here.
    */
   private applyMetadataDelta(delta: MetadataDelta): void {
+    this.applyReplicationThrottles(delta);
     const lm = this._logManager;
     if (lm === undefined) return;
     try {
@@ -597,6 +636,21 @@ export class KafkaServer {
     for (const path of delta.entityConfigs)
       for (const error of this.credentialCache.updateEntity(path, cache.entityConfig(path)))
         this.logger.error(error);
+  }
+
+  /**
+   * The replication throttles follow this broker's dynamic config entity (the rates) and the topics'
+   * throttled-replicas configs (Kafka's BrokerConfigHandler / TopicConfigHandler); a deleted topic's
+   * throttle goes with it.
+   */
+  private applyReplicationThrottles(delta: MetadataDelta): void {
+    const cache = this.metadataCache;
+    if (cache === undefined) return;
+    const quotas = this.replicationQuotas;
+    if (delta.brokerConfigs.has(String(this.config.brokerId)))
+      quotas.applyBrokerConfig(cache.brokerConfig(String(this.config.brokerId)));
+    for (const [topic, props] of delta.topicConfigs) quotas.applyTopicConfig(topic, props);
+    for (const { topic } of delta.removed) if (!cache.hasTopic(topic)) quotas.applyTopicConfig(topic, {});
   }
 
   /**

@@ -13,6 +13,8 @@ import type { KafkaConfig } from "./kafka-config.js";
 import type { MetadataCache } from "./metadata/metadata-cache.js";
 import type { TopicAdmin } from "./metadata/topic-admin.js";
 import type { ProducerIdManager } from "./producer-id-manager.js";
+import type { ReplicationQuotas } from "./quota/replication-quotas.js";
+import type { RequestThrottling } from "./quota/request-throttling.js";
 import type { ReplicaManager } from "./replication/replica-manager.js";
 
 export interface BrokerServices {
@@ -39,4 +41,12 @@ export interface BrokerServices {
   readonly controller: KafkaController;
   /** LeaderAndIsr / UpdateMetadata / StopReplica from the controller. */
   readonly controllerRequests: ControllerRequests;
+  /**
+   * The replication throttles: `leader` (Fetch from followers), `follower` (this broker's fetchers) and
+   * `alterLogDirs` for moving a replica between log dirs (replica.alter.log.dirs.io.max.bytes.per.second):
+   * the copier checks `alterLogDirs.isQuotaExceeded()` before each chunk and `record()`s the bytes copied.
+   */
+  readonly replicationQuotas: ReplicationQuotas;
+  /** Client quotas (Fetch caps its size to the consumer's quota window); absent in some tests. */
+  readonly clientQuotas?: RequestThrottling;
 }

@@ -230,6 +230,11 @@ export const BROKER_CONFIG_DEFS: Readonly<Record<string, ConfigKey>> = {
   // ---- quotas / misc accepted for later ----
   "quota.window.num": int(11, 1),
   "quota.window.size.seconds": int(1, 1),
+  // Replication throttles' rate windows (server/quota/; the rates themselves are dynamic broker configs).
+  "replication.quota.window.num": int(11, 1),
+  "replication.quota.window.size.seconds": int(1, 1),
+  "alter.log.dirs.replication.quota.window.num": int(11, 1),
+  "alter.log.dirs.replication.quota.window.size.seconds": int(1, 1),
   "authorizer.class.name": str(""),
   "metric.reporters": list(""),
   "metrics.num.samples": int(2, 1),

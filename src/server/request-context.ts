@@ -16,6 +16,8 @@ export interface RequestContext {
   /** "127.0.0.1:53412" style id of the connection, unique while it is open. */
   readonly connectionId: string;
   readonly clientAddress: string;
+  /** The authenticated principal (`User:<name>`), `User:ANONYMOUS` when the connection has none. */
+  readonly principal?: string;
   /** Monotonic nanoseconds when the request was read (for request metrics and timeouts). */
   readonly receivedNs: bigint;
   /**

@@ -38,18 +38,48 @@ export interface ConnectionInfo {
   readonly securityProtocol: string;
   readonly connectionId: string;
   readonly clientAddress: string;
+  /** The SASL-authenticated principal (`User:<name>`); absent: User:ANONYMOUS. */
+  readonly principal?: string;
+}
+
+/**
+ * Kafka's client quotas in KafkaApis (server/quota/request-throttling.ts): after a request is handled,
+ * the throttle time its response carries, and the response to send instead (a throttled Fetch).
+ */
+export interface RequestThrottler {
+  throttle(
+    ctx: RequestContext,
+    request: unknown,
+    response: unknown,
+    measured: { requestBytes: number; responseBytes: number; handlingNs: number; nowMs: number },
+  ): ThrottleDecision | undefined;
+}
+
+export interface ThrottleDecision {
+  readonly throttleMs: number;
+  /** KIP-219: the client backs off itself; else (older versions) the response is held for the throttle time. */
+  readonly clientThrottles: boolean;
+  /** Sent in place of the handler's response (its throttle_time_ms set). */
+  readonly response?: unknown;
+}
+
+/** A throttled request: its connection is muted for throttleMs (ThrottledChannel). */
+export interface Throttle {
+  readonly throttleMs?: number;
+  /** false: hold the response until the throttle time is over (clients before KIP-219). */
+  readonly clientThrottles?: boolean;
 }
 
 export type RequestOutcome =
-  | {
+  | ({
       readonly kind: "response";
       readonly chunks: Buffer[];
       readonly api: string;
       readonly timing?: RequestTiming;
       /** Gives the response's pooled buffers back: call once the chunks have been written. */
       readonly release?: () => void;
-    }
-  | { readonly kind: "none"; readonly timing?: RequestTiming }
+    } & Throttle)
+  | ({ readonly kind: "none"; readonly timing?: RequestTiming } & Throttle)
   | { readonly kind: "close"; readonly reason: string };
 
 /** What process() learnt of a request once it was decoded (for its request metrics). */
@@ -82,6 +112,8 @@ export class RequestPipeline {
     registrations: readonly HandlerRegistration[],
     private readonly time: Time,
     private readonly memoryPool?: MemoryPool,
+    /** Client quotas (absent: nothing is throttled). */
+    private readonly throttler?: RequestThrottler,
   ) {
     for (const r of [apiVersionsHandler(this), ...registrations]) this.register(r);
   }
@@ -219,11 +251,17 @@ export class RequestPipeline {
       connectionId: conn.connectionId,
       clientAddress: conn.clientAddress,
       receivedNs,
+      principal: conn.principal ?? "User:ANONYMOUS",
       allocateResponseBuffer: this.memoryPool && this.allocator(this.memoryPool, held),
     };
     let body: unknown;
+    let handlingNs = 0n;
     try {
-      body = await route.registration.handle(ctx, request.body);
+      // The request quota counts the time the handler held the event loop, not the time it waited.
+      const start = this.time.nanoseconds();
+      const pending = route.registration.handle(ctx, request.body);
+      handlingNs = this.time.nanoseconds() - start;
+      body = await pending;
     } catch (e) {
       const code = e instanceof KafkaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR;
       info.errors = new Map([[code, 1]]);
@@ -234,10 +272,40 @@ export class RequestPipeline {
       }
       return this.errorOutcome(route, request, code, e instanceof Error ? e.message : String(e));
     }
-    if (body === NO_RESPONSE) return { kind: "none" };
+    if (body === NO_RESPONSE) {
+      const t = this.throttler?.throttle(ctx, request.body, undefined, {
+        requestBytes: frame.length,
+        responseBytes: 0,
+        handlingNs: Number(handlingNs),
+        nowMs: this.time.milliseconds(),
+      });
+      return t === undefined ? { kind: "none" } : { kind: "none", throttleMs: t.throttleMs };
+    }
     info.errors = responseErrorCounts(body);
     try {
-      return { kind: "response", api: api.name, chunks: encodeResponse(api, version, correlationId, body) };
+      const start = this.time.nanoseconds();
+      let chunks = encodeResponse(api, version, correlationId, body);
+      if (this.throttler === undefined) return { kind: "response", api: api.name, chunks };
+      let responseBytes = 0;
+      for (const c of chunks) responseBytes += c.length;
+      const t = this.throttler.throttle(ctx, request.body, body, {
+        requestBytes: frame.length,
+        responseBytes,
+        handlingNs: Number(handlingNs + (this.time.nanoseconds() - start)),
+        nowMs: this.time.milliseconds(),
+      });
+      if (t === undefined) return { kind: "response", api: api.name, chunks };
+      const throttled = t.response ?? body;
+      if ("throttleTimeMs" in (throttled as object))
+        (throttled as { throttleTimeMs: number }).throttleTimeMs = t.throttleMs;
+      chunks = encodeResponse(api, version, correlationId, throttled);
+      return {
+        kind: "response",
+        api: api.name,
+        chunks,
+        throttleMs: t.throttleMs,
+        clientThrottles: t.clientThrottles,
+      };
     } catch (e) {
       this.logger.error(
         `Cannot encode the ${api.name} v${version} response for correlationId ${correlationId}: ${(e as Error)?.stack ?? e}`,

@@ -12,6 +12,10 @@
 //   request is handed to the pipeline only after the previous one's response was queued for writing. So
 //   clients may pipeline many requests (all are read and queued), and responses leave in request order.
 //   Connections are processed concurrently with one another.
+// - Quota throttling (Kafka's ThrottledChannel, KIP-219): a response carrying a throttle time mutes its
+//   connection for that long from when it is queued — nothing more is read or handled — so a client over
+//   its quota is slowed even if it ignores throttle_time_ms; a response to a client older than KIP-219 is
+//   itself held until the throttle time is over.
 // - Back-pressure: reading stops (socket.pause) while more than MAX_QUEUED_REQUESTS frames or more than
 //   socket.request.max.bytes of frames wait on the connection, and processing waits while more than
 //   MAX_PENDING_WRITE_BYTES of responses are unsent (until 'drain'). Memory per connection stays bounded
@@ -171,6 +175,11 @@ export class SocketServer {
     );
   }
 
+  /** Runs `fn` after `ms` (a throttled connection's unmute). */
+  scheduleOnce(name: string, fn: () => void, ms: number): ScheduledTask {
+    return this.scheduler.schedule(name, fn, ms);
+  }
+
   /** Connections closed because a request did not arrive in socket.request.receive.timeout.ms. */
   get receiveTimeoutCount(): number {
     return this.receiveTimeouts.total;
@@ -309,8 +318,10 @@ export class SocketServer {
     if (endpoint.securityProtocol.startsWith("SASL_")) {
       const sasl = this.saslConfig(endpoint.listenerName);
       const inner = this.processor;
-      authenticator = new SaslServerAuthenticator(sasl, (c, f, r) => inner.process(c, f, r));
-      const auth = authenticator;
+      const auth: SaslServerAuthenticator = new SaslServerAuthenticator(sasl, (c, f, r) =>
+        inner.process(auth.principal === undefined ? c : { ...c, principal: auth.principal }, f, r),
+      );
+      authenticator = auth;
       processor = {
         process: (c, f, r) => auth.process(c, f, r),
         responseSent: inner.responseSent ? (o, ns) => inner.responseSent!(o, ns) : undefined,
@@ -418,6 +429,10 @@ export class KafkaConnection implements PoolWaiter {
   private processingBytes = 0;
   private waitingForMemory = false;
   private waitedBytes = 0;
+  /** ThrottledChannel: muted (nothing read or processed) until the quota throttle time is over. */
+  private throttle: ScheduledTask | undefined;
+  /** A response held until the throttle is over (clients that predate KIP-219). */
+  private heldResponse: (RequestOutcome & { kind: "response" }) | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -524,6 +539,7 @@ export class KafkaConnection implements PoolWaiter {
   private pump(): void {
     if (this.closed) return;
     this.updateReadState();
+    if (this.throttle !== undefined) return; // unmuted by its timer
     if (this.processing || this.queue.length === 0) {
       if (!this.processing && this.invalidStream) {
         this.logger.warn(
@@ -557,9 +573,12 @@ export class KafkaConnection implements PoolWaiter {
       this.notifyIdle();
       return;
     }
+    const throttleMs = outcome.kind === "close" ? 0 : (outcome.throttleMs ?? 0);
+    if (throttleMs > 0) this.mute(throttleMs);
     switch (outcome.kind) {
       case "response":
-        this.write(outcome);
+        if (throttleMs > 0 && outcome.clientThrottles === false) this.heldResponse = outcome;
+        else this.write(outcome);
         break;
       case "close":
         this.logger.info(`Closing socket connection to ${this.info.clientAddress}: ${outcome.reason}`);
@@ -597,8 +616,31 @@ export class KafkaConnection implements PoolWaiter {
     this.socket.uncork();
   }
 
+  /**
+   * Kafka's ThrottledChannel (KIP-219): the channel is muted for the throttle time from when the
+   * response was queued — no more bytes are read and no queued request is handled — then unmuted.
+   */
+  private mute(throttleMs: number): void {
+    this.throttle?.cancel();
+    this.throttle = this.server.scheduleOnce(
+      "throttled-channel",
+      () => {
+        this.throttle = undefined;
+        if (this.closed) return;
+        const held = this.heldResponse;
+        this.heldResponse = undefined;
+        if (held !== undefined) this.write(held);
+        this.lastActiveNs = this.time.nanoseconds();
+        this.pump();
+      },
+      throttleMs,
+    );
+    this.updateReadState();
+  }
+
   private updateReadState(): void {
     const tooMuch =
+      this.throttle !== undefined ||
       this.invalidStream ||
       this.waitingForMemory ||
       this.queue.length >= MAX_QUEUED_REQUESTS ||
@@ -615,7 +657,7 @@ export class KafkaConnection implements PoolWaiter {
 
   isIdleSince(nowNs: bigint, limitNs: bigint): boolean {
     // A connection whose queue is stuck behind unread responses counts as idle too (no bytes moved).
-    return !this.processing && nowNs - this.lastActiveNs > limitNs;
+    return !this.processing && this.throttle === undefined && nowNs - this.lastActiveNs > limitNs;
   }
 
   /** Resolves when no request of this connection is being processed. */
@@ -634,6 +676,10 @@ export class KafkaConnection implements PoolWaiter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.throttle?.cancel();
+    this.throttle = undefined;
+    this.heldResponse?.release?.();
+    this.heldResponse = undefined;
     // Everything but the request being handled (given back when it completes) returns to the pool.
     const pool = this.server.requestMemory;
     for (const q of this.queue) pool.release(q.frame.length);

@@ -6,7 +6,9 @@
 // not yet swapped in), .swap (cleaner output being swapped in). Invariant: the name alone gives the base
 // offset, and base offsets of a partition's segments are unique and sort in name order.
 
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import type { TopicPartition } from "../common/topic-partition.js";
 
 export const LOG_FILE_SUFFIX = ".log";
 export const INDEX_FILE_SUFFIX = ".index";
@@ -64,4 +66,32 @@ export function isLogFile(name: string): boolean {
 
 export function isIndexFile(name: string): boolean {
   return /^\d{20}\.(index|timeindex|txnindex)$/.test(name);
+}
+
+// Partition directory names (Kafka's UnifiedLog.logDirName / logFutureDirName / logDeleteDirName):
+// `<topic>-<partition>` is the replica's log; `<topic>-<partition>.<32 hex>-future` the log being built in
+// another log dir of the same broker (AlterReplicaLogDirs) that replaces it once caught up;
+// `<topic>-<partition>.<32 hex>-delete` a log being deleted.
+export const FUTURE_DIR_SUFFIX = "-future";
+export const DELETE_DIR_SUFFIX = "-delete";
+
+/** `<topic>-<partition>.<uuid without dashes><suffix>` (Kafka's logDirNameWithSuffix). */
+export function logDirNameWithSuffix(tp: TopicPartition, suffix: string): string {
+  return `${tp.topic}-${tp.partition}.${randomUUID().replaceAll("-", "")}${suffix}`;
+}
+
+/** What a directory in a log dir is: a partition's log, its future log, or a log being deleted. */
+export interface ParsedLogDirName {
+  readonly tp: TopicPartition;
+  readonly kind: "current" | "future" | "delete";
+}
+
+/** Parses a partition directory name (Kafka's parseTopicPartitionName); undefined for anything else. */
+export function parseLogDirName(name: string): ParsedLogDirName | undefined {
+  const m = /^(.+)-(\d+)(?:\.([0-9a-f]{32})(-future|-delete))?$/.exec(name);
+  if (!m) return undefined;
+  const partition = Number(m[2]);
+  if (!Number.isSafeInteger(partition) || partition > 0x7fffffff) return undefined;
+  const kind = m[4] === FUTURE_DIR_SUFFIX ? "future" : m[4] === DELETE_DIR_SUFFIX ? "delete" : "current";
+  return { tp: { topic: m[1], partition }, kind };
 }

@@ -7,8 +7,22 @@
 //   replication-offset-checkpoint        per partition: high watermark (written for the replica layer)
 //   cleaner-offset-checkpoint            per compacted partition: first dirty offset (LogCleanerManager)
 //   <topic>-<partition>/                 one UnifiedLog each; `<tp>.<id>-delete` dirs are deletions in flight
-// Invariants: a log is loaded from exactly one dir; checkpoints are written atomically; after an
-// unclean shutdown every log is recovered from its checkpointed recovery point.
+//   <topic>-<partition>.<id>-future/     a future log (AlterReplicaLogDirs): the partition's log being copied
+//                                        into this dir; it replaces the current log once caught up
+// Invariants: a log is loaded from exactly one dir; a partition has at most one future log, never in the
+// dir of its current log; checkpoints are written atomically (recovery point and log start offset for
+// future logs too, high watermarks for current logs only); after an unclean shutdown every log is recovered
+// from its checkpointed recovery point.
+// The swap of a future log for the current one (replaceCurrentWithFutureLog, one synchronous step: no
+// append can come in between) keeps exactly one whole copy on disk at every moment a crash can cut it:
+//   1. the future log is flushed, the current log's leader epochs are written to its leader-epoch-checkpoint,
+//      the current log's quarantines (quarantine-*, log-quarantine.ts) are moved into it, and it is closed;
+//   2. the current log is closed and renamed `<tp>.<id>-delete` (durably);
+//   3. the future dir is renamed `<tp>` (durably) and opened as the partition's log;
+//   4. the checkpoints of both dirs are written and the `-delete` dir removed in the background.
+// At startup a future log with its current log resumes (the replica layer copies on); a future log whose
+// current log is gone (a crash between 2 and 3) completes the swap: it is renamed `<tp>` and loaded as the
+// log. Neither happens while a log dir that may hold the current log is offline.
 // Storage failures (Kafka's LogDirFailureChannel, KAFKA_STORAGE_ERROR): a log dir that cannot be created or
 // read is offline as a whole (its checkpoints are not written; with every dir offline startup fails); a
 // partition whose log cannot be opened or written is offline on its own, reported once as an ERROR naming
@@ -22,12 +36,14 @@
 // A dir where a log could not be closed cleanly gets no .kafka_cleanshutdown: the next start recovers it.
 
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { fsyncDirectory } from "../common/atomic-file.js";
 import { Logger } from "../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
-import { parseTopicPartitionDir, type TopicPartition, topicPartitionKey } from "../common/topic-partition.js";
+import { type TopicPartition, topicPartitionKey } from "../common/topic-partition.js";
 import { KafkaError } from "../protocol/errors.js";
 import {
   deleteCleanShutdownMarker,
@@ -41,6 +57,7 @@ import { PartitionMetadataFile } from "./checkpoint/partition-metadata-file.js";
 import { CleanerThread } from "./cleaner/cleaner.js";
 import { type CleanerConfig, DEFAULT_CLEANER_CONFIG } from "./cleaner/cleaner-config.js";
 import { LogCleanerManager } from "./cleaner/log-cleaner-manager.js";
+import { LeaderEpochCheckpointFile } from "./leader-epoch/leader-epoch-checkpoint-file.js";
 import { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
 import {
@@ -50,6 +67,13 @@ import {
   releaseSpaceReserve,
   tryRestoreSpace,
 } from "./log-dir-space.js";
+import {
+  DELETE_DIR_SUFFIX,
+  FUTURE_DIR_SUFFIX,
+  logDirNameWithSuffix,
+  parseLogDirName,
+} from "./log-file-names.js";
+import { QUARANTINE_DIR_PREFIX } from "./log-quarantine.js";
 import { UnifiedLog } from "./unified-log.js";
 
 export const RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
@@ -104,6 +128,36 @@ export interface StorageFailure {
   readonly cause: string;
 }
 
+/**
+ * Moves the quarantines of a partition dir (`quarantine-*`, log-quarantine.ts: what recovery set aside)
+ * into the dir of the log that replaces it: renamed, or copied when the log dirs are on different file
+ * systems; one already there (a swap that was cut short) is kept.
+ */
+function carryQuarantines(from: string, to: string): void {
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    if (!e.isDirectory() || !e.name.startsWith(QUARANTINE_DIR_PREFIX)) continue;
+    const target = join(to, e.name);
+    if (existsSync(target)) continue;
+    try {
+      renameSync(join(from, e.name), target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+      cpSync(join(from, e.name), `${target}.tmp`, { recursive: true });
+      renameSync(`${target}.tmp`, target);
+    }
+  }
+  fsyncDirectory(to);
+}
+
+/** The topic id in a partition dir's partition.metadata, if it has a readable one. */
+function readTopicId(partitionDir: string): string | undefined {
+  try {
+    return new PartitionMetadataFile(partitionDir).read()?.topicId;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An error from the file system (as opposed to a bug or a Kafka-level error). */
 export function isStorageError(e: unknown): boolean {
   return (
@@ -113,6 +167,10 @@ export function isStorageError(e: unknown): boolean {
 
 export class LogManager {
   private readonly logs = new Map<string, LoadedLog>();
+  /** Future logs (`<tp>.<id>-future`) by "<topic>-<partition>": Kafka's futureLogs. */
+  private readonly futureLogs = new Map<string, LoadedLog>();
+  /** Where a partition's next log goes (AlterReplicaLogDirs before the replica exists): Kafka's preferredLogDirs. */
+  private readonly preferredLogDirs = new Map<string, string>();
   private readonly topicConfigs = new Map<string, LogConfig>();
   private readonly tasks: ScheduledTask[] = [];
   private readonly logger = new Logger("kafka.log.LogManager");
@@ -202,10 +260,53 @@ export class LogManager {
         `Shutdown broker because all log dirs in ${this.config.logDirs.join(", ")} have failed`,
       );
     }
+    this.completeInterruptedSwaps();
     if (this.cleanerConfig.enableCleaner && this._cleanerManager === undefined) {
       // Reads every online dir's cleaner-offset-checkpoint.
       this._cleanerManager = new LogCleanerManager(this.onlineLogDirs(), () => this.allLogs(), this.time);
       this._cleaner = new CleanerThread(this._cleanerManager, this.cleanerConfig, this.time);
+      // A partition being moved between dirs is not cleaned until the move ends (Kafka pauses it).
+      for (const { log } of this.futureLogs.values())
+        this._cleanerManager.abortAndPauseCleaning(log.topicPartition);
+    }
+  }
+
+  /**
+   * Future logs found at startup whose current log is gone: the broker stopped between the rename of the
+   * current log to `-delete` and the rename of the future log (the future log was complete and flushed by
+   * then). The swap is completed: the future dir becomes `<tp>` and its log the partition's log.
+   */
+  private completeInterruptedSwaps(): void {
+    for (const [key, fut] of [...this.futureLogs]) {
+      if (this.logs.has(key)) continue;
+      const tp = fut.log.topicPartition;
+      if (this.failedLogs.has(key) || this.failedDirsWithLogs.size > 0) {
+        this.logger.warn(
+          `Future log ${fut.log.dir} has no current log, but the current log may be in an offline log dir: left as it is`,
+        );
+        continue;
+      }
+      try {
+        const { recoveryPoint, logStartOffset } = fut.log;
+        fut.log.close();
+        const to = join(fut.dir, key);
+        renameSync(fut.log.dir, to);
+        fsyncDirectory(fut.dir);
+        this.futureLogs.delete(key);
+        const log = this.openLog(fut.dir, tp, this.configFor(tp.topic), {
+          hadCleanShutdown: true,
+          recoveryPoint,
+          logStartOffset,
+        });
+        this.logs.set(key, { log, dir: fut.dir });
+        this.logger.info(
+          `Completed the interrupted replacement of the current log of ${key} with its future log in ${fut.dir}`,
+        );
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.futureLogs.delete(key);
+        this.markLogOffline(tp, fut.dir, e as Error);
+      }
     }
   }
 
@@ -318,32 +419,49 @@ export class LogManager {
     const logStartOffsets = this.readCheckpoint(dir, LOG_START_OFFSET_CHECKPOINT);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (!entry.isDirectory()) continue;
-      if (entry.name.endsWith("-delete")) {
+      if (entry.name.endsWith(DELETE_DIR_SUFFIX)) {
         // A deletion interrupted by a crash: finish it.
         rmSync(join(dir, entry.name), { recursive: true, force: true });
         continue;
       }
-      const tp = parseTopicPartitionDir(entry.name);
-      if (!tp) continue;
+      const parsed = parseLogDirName(entry.name);
+      if (!parsed || parsed.kind === "delete") continue;
+      const { tp } = parsed;
+      const isFuture = parsed.kind === "future";
       const key = topicPartitionKey(tp);
-      const existing = this.logs.get(key);
+      const existing = (isFuture ? this.futureLogs : this.logs).get(key);
       if (existing) {
-        throw new Error(`duplicate log directories for ${key}: ${existing.dir} and ${join(dir, entry.name)}`);
+        throw new Error(
+          `duplicate ${isFuture ? "future " : ""}log directories for ${key}: ${existing.dir} and ${join(dir, entry.name)}`,
+        );
       }
       let log: UnifiedLog;
       try {
-        log = this.openLog(dir, tp, this.configFor(tp.topic), {
-          hadCleanShutdown,
-          recoveryPoint: recoveryPoints.get(key) ?? 0n,
-          logStartOffset: logStartOffsets.get(key),
-        });
+        log = this.openLog(
+          dir,
+          tp,
+          this.configFor(tp.topic),
+          {
+            hadCleanShutdown,
+            recoveryPoint: recoveryPoints.get(key) ?? 0n,
+            logStartOffset: logStartOffsets.get(key),
+          },
+          entry.name,
+        );
       } catch (e) {
         if (!isStorageError(e)) throw e;
+        if (isFuture) {
+          // Only a copy: the partition's log is elsewhere and stays online.
+          this.logger.error(
+            `Could not open the future log ${join(dir, entry.name)}: ${(e as Error).message}`,
+          );
+          continue;
+        }
         this.markLogOffline(tp, dir, e as Error);
         this.retainCheckpointedOffsets(dir, tp, recoveryPoints, logStartOffsets);
         continue;
       }
-      this.logs.set(key, { log, dir });
+      (isFuture ? this.futureLogs : this.logs).set(key, { log, dir });
       yield;
     }
     this.logger.info(`Loaded ${this.logs.size} logs from ${dir} (clean shutdown: ${hadCleanShutdown})`);
@@ -365,8 +483,9 @@ export class LogManager {
     tp: TopicPartition,
     config: LogConfig,
     opts: { hadCleanShutdown: boolean; recoveryPoint: bigint; logStartOffset?: bigint },
+    dirName = topicPartitionKey(tp),
   ): UnifiedLog {
-    const logDir = join(dir, topicPartitionKey(tp));
+    const logDir = join(dir, dirName);
     const logger = new Logger(
       "kafka.log.UnifiedLog",
       `UnifiedLog partition=${topicPartitionKey(tp)}, dir=${dir}`,
@@ -417,7 +536,7 @@ export class LogManager {
    */
   setTopicConfig(topic: string, config: LogConfig): void {
     this.topicConfigs.set(topic, config);
-    for (const { log } of this.logs.values())
+    for (const { log } of [...this.logs.values(), ...this.futureLogs.values()])
       if (log.topicPartition.topic === topic) log.updateConfig(config);
   }
 
@@ -453,7 +572,9 @@ export class LogManager {
       this.markLogOffline(tp, [...this.failedDirsWithLogs][0], cause);
       throw new KafkaError("KAFKA_STORAGE_ERROR", cause.message);
     }
-    const dir = this.nextLogDir();
+    const preferred = this.preferredLogDirs.get(key);
+    const dir =
+      preferred !== undefined && this.onlineLogDirs().includes(preferred) ? preferred : this.nextLogDir();
     if (this.fullDirs.has(dir)) {
       throw new KafkaError(
         "KAFKA_STORAGE_ERROR",
@@ -488,6 +609,8 @@ export class LogManager {
       throw new KafkaError("KAFKA_STORAGE_ERROR", `Error while creating log for ${key} in dir ${dir}`);
     }
     this.logs.set(key, { log, dir });
+    // The preferred dir is satisfied.
+    this.preferredLogDirs.delete(key);
     this.logger.info(`Created log for partition ${topicPartitionKey(tp)} in ${logDir}`);
     return log;
   }
@@ -605,16 +728,255 @@ export class LogManager {
   /** Kafka's choice for a new log: the online dir with the fewest partitions. */
   private nextLogDir(): string {
     const counts = new Map<string, number>(this.onlineLogDirs().map((d) => [d, 0]));
-    for (const { dir } of this.logs.values())
+    for (const { dir } of [...this.logs.values(), ...this.futureLogs.values()])
       if (counts.has(dir)) counts.set(dir, (counts.get(dir) ?? 0) + 1);
     // A full dir only when every online dir is full (the caller refuses it then).
     const full = (d: string): number => (this.fullDirs.has(d) ? 1 : 0);
     return [...counts.entries()].sort((a, b) => full(a[0]) - full(b[0]) || a[1] - b[1])[0][0];
   }
 
+  /** The configured log dir a path names (compared as absolute paths), or undefined. */
+  configuredLogDir(path: string): string | undefined {
+    const abs = resolve(path);
+    return this.config.logDirs.find((d) => resolve(d) === abs);
+  }
+
+  /**
+   * Kafka's isLogDirOnline: whether the configured log dir is online; LOG_DIR_NOT_FOUND when the path is
+   * not one of log.dirs.
+   */
+  isLogDirOnline(path: string): boolean {
+    const dir = this.configuredLogDir(path);
+    if (dir === undefined)
+      throw new KafkaError("LOG_DIR_NOT_FOUND", `Log dir ${path} is not found in the config.`);
+    return !this.failedDirs.has(dir);
+  }
+
+  /**
+   * Remembers the dir a partition's log should be created in (Kafka's maybeUpdatePreferredLogDir): the
+   * next getOrCreateLog / getOrCreateFutureLog uses it. Not when the current or future log is already there.
+   */
+  maybeUpdatePreferredLogDir(tp: TopicPartition, path: string): void {
+    const dir = this.configuredLogDir(path) ?? path;
+    const key = topicPartitionKey(tp);
+    if (this.logs.get(key)?.dir === dir || this.futureLogs.get(key)?.dir === dir) return;
+    this.preferredLogDirs.set(key, dir);
+  }
+
+  /** The partition's future log (being copied into another dir), if any. */
+  getFutureLog(tp: TopicPartition): UnifiedLog | undefined {
+    return this.futureLogs.get(topicPartitionKey(tp))?.log;
+  }
+
+  /** The log dir of the partition's future log. */
+  futureLogDirOf(tp: TopicPartition): string | undefined {
+    return this.futureLogs.get(topicPartitionKey(tp))?.dir;
+  }
+
+  allFutureLogs(): Array<{ tp: TopicPartition; log: UnifiedLog; dir: string }> {
+    return [...this.futureLogs.values()].map(({ log, dir }) => ({ tp: log.topicPartition, log, dir }));
+  }
+
+  /**
+   * Kafka's getOrCreateLog(isFuture = true): the partition's future log, created empty as
+   * `<tp>.<id>-future` in its preferred dir (which must not be the current log's dir). Its cleaning is paused
+   * until the move ends. KAFKA_STORAGE_ERROR while a log dir is offline (the partition could be there) or
+   * when the dir is full or the log cannot be created there; the current log is not affected.
+   */
+  getOrCreateFutureLog(tp: TopicPartition, topicId?: string): UnifiedLog {
+    const key = topicPartitionKey(tp);
+    const existing = this.futureLogs.get(key);
+    if (existing) return existing.log;
+    const dir = this.preferredLogDirs.get(key);
+    if (dir === undefined)
+      throw new Error(`Can not create the future log for ${key} without having a preferred log directory`);
+    const current = this.logs.get(key);
+    if (current === undefined)
+      throw new KafkaError("KAFKA_STORAGE_ERROR", `The current replica for ${key} is offline`);
+    if (current.dir === dir)
+      throw new Error(
+        `Can not create the future log for ${key} in the current log directory of this partition`,
+      );
+    if (this.failedDirs.size > 0)
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `Can not create log for ${key} because log directories ${[...this.failedDirs.keys()].join(",")} are offline`,
+      );
+    if (this.fullDirs.has(dir))
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `Can not create the future log for ${key}: log dir ${dir} is full`,
+      );
+    const name = logDirNameWithSuffix(tp, FUTURE_DIR_SUFFIX);
+    const logDir = join(dir, name);
+    let log: UnifiedLog;
+    try {
+      mkdirSync(logDir, { recursive: true });
+      // The topic id comes along (from the current log's partition.metadata when not given).
+      const id = topicId ?? readTopicId(current.log.dir);
+      if (id !== undefined) new PartitionMetadataFile(logDir).write(id);
+      log = this.openLog(
+        dir,
+        tp,
+        this.configFor(tp.topic),
+        { hadCleanShutdown: true, recoveryPoint: 0n },
+        name,
+      );
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      if (isNoSpaceError(e)) this.markLogDirFull(dir, e as Error);
+      try {
+        rmSync(logDir, { recursive: true, force: true });
+      } catch {
+        // an empty future dir at worst, loaded (and resumed or removed) at the next start
+      }
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `Error while creating the future log for ${key} in dir ${dir}: ${(e as Error).message}`,
+      );
+    }
+    this.futureLogs.set(key, { log, dir });
+    this.preferredLogDirs.delete(key);
+    this._cleanerManager?.abortAndPauseCleaning(tp);
+    this.logger.info(`Created log for partition ${key} in ${logDir}`);
+    return log;
+  }
+
+  /** Removes the partition's future log (a move cancelled or redirected, or the partition deleted). */
+  removeFutureLog(tp: TopicPartition): void {
+    const key = topicPartitionKey(tp);
+    const fut = this.futureLogs.get(key);
+    if (fut === undefined) return;
+    this.futureLogs.delete(key);
+    try {
+      fut.log.close();
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      fut.log.closeWithoutWriting();
+    }
+    try {
+      const to = join(fut.dir, logDirNameWithSuffix(tp, DELETE_DIR_SUFFIX));
+      renameSync(fut.log.dir, to);
+      rmSync(to, { recursive: true, force: true });
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      this.logger.warn(`Could not remove the future log ${fut.log.dir}: ${(e as Error).message}`);
+    }
+    this.resumeCleaningAfterMove(tp);
+    this.checkpointRecoveryPoints();
+    this.checkpointLogStartOffsets();
+    this.logger.info(`Removed the future log of ${key} in ${fut.dir}`);
+  }
+
+  private resumeCleaningAfterMove(tp: TopicPartition): void {
+    const cm = this._cleanerManager;
+    if (cm?.cleaningState(tp)?.kind === "paused") cm.resumeCleaning(tp);
+  }
+
+  /**
+   * Kafka's replaceCurrentWithFutureLog: the future log, caught up to the current log's end, becomes the
+   * partition's log (the steps and their crash safety are at the top of this file). Synchronous: the
+   * caller holds the partition (no append in between). Returns the new log, with the old high watermark.
+   */
+  replaceCurrentWithFutureLog(tp: TopicPartition): UnifiedLog {
+    const key = topicPartitionKey(tp);
+    const cur = this.logs.get(key);
+    const fut = this.futureLogs.get(key);
+    if (cur === undefined)
+      throw new KafkaError("KAFKA_STORAGE_ERROR", `The current replica for ${key} is offline`);
+    if (fut === undefined)
+      throw new KafkaError("KAFKA_STORAGE_ERROR", `The future replica for ${key} is offline`);
+    if (fut.log.logEndOffset !== cur.log.logEndOffset)
+      throw new Error(
+        `The future log of ${key} ends at ${fut.log.logEndOffset}, the current log at ${cur.log.logEndOffset}`,
+      );
+    this.logger.info(`Attempting to replace current log ${cur.log} with ${fut.log} for ${key}`);
+    const t0 = performance.now();
+    const ms = (): string => (performance.now() - t0).toFixed(0);
+    const steps: string[] = [];
+    const highWatermark = cur.log.highWatermark;
+    const logStartOffset = fut.log.logStartOffset;
+    const endOffset = fut.log.logEndOffset;
+    // 1. The future log is durable, with the current log's leader epochs (also those no batch carries yet).
+    const epochs = [...(cur.log.leaderEpochCache?.epochEntries() ?? [])];
+    try {
+      fut.log.flush();
+      fut.log.close();
+      new LeaderEpochCheckpointFile(join(fut.log.dir, "leader-epoch-checkpoint")).write(epochs);
+      carryQuarantines(cur.log.dir, fut.log.dir);
+      steps.push(`future flushed and closed at ${ms()} ms`);
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      this.futureLogs.delete(key);
+      fut.log.closeWithoutWriting();
+      this.resumeCleaningAfterMove(tp);
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `The future replica for ${key} in ${fut.dir} failed: ${(e as Error).message}`,
+      );
+    }
+    // 2. The current log goes aside; 3. the future log takes its name and place.
+    const deleted = join(cur.dir, logDirNameWithSuffix(tp, DELETE_DIR_SUFFIX));
+    let log: UnifiedLog;
+    try {
+      // (Not flushed: it is deleted. Until the rename below it is the partition's log, recovered as any.)
+      cur.log.close();
+      renameSync(cur.log.dir, deleted);
+      fsyncDirectory(cur.dir);
+      this.logs.delete(key);
+      renameSync(fut.log.dir, join(fut.dir, key));
+      fsyncDirectory(fut.dir);
+      this.futureLogs.delete(key);
+      steps.push(`renamed at ${ms()} ms`);
+      log = this.openLog(fut.dir, tp, this.configFor(tp.topic), {
+        hadCleanShutdown: true,
+        recoveryPoint: endOffset,
+        logStartOffset,
+      });
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      this.logs.delete(key);
+      this.futureLogs.delete(key);
+      this.markLogOffline(tp, fut.dir, e as Error);
+      throw new KafkaError(
+        "KAFKA_STORAGE_ERROR",
+        `Error while replacing the log of ${key}: ${(e as Error).message}`,
+      );
+    }
+    log.updateHighWatermark(highWatermark);
+    // Loading drops epochs that start at the log end (no batch carries them yet); the leader keeps them.
+    const cache = log.leaderEpochCache;
+    for (const e of epochs)
+      if (cache !== undefined && e.epoch > (cache.latestEpoch() ?? -1)) cache.assign(e.epoch, e.startOffset);
+    this.logs.set(key, { log, dir: fut.dir });
+    // 4. Checkpoints of both dirs, the cleaner's entry moved with the log, the old copy removed.
+    const cm = this._cleanerManager;
+    if (cm !== undefined) {
+      const offset = cm.checkpointOf(tp);
+      cm.updateCheckpoints(fut.dir, offset === undefined ? undefined : { tp, offset });
+      cm.updateCheckpoints(cur.dir);
+    }
+    this.resumeCleaningAfterMove(tp);
+    steps.push(`opened at ${ms()} ms`);
+    this.checkpointRecoveryPoints();
+    this.checkpointLogStartOffsets();
+    this.checkpointHighWatermarks();
+    steps.push(`checkpointed at ${ms()} ms`);
+    // The old copy goes in the background (a large file's unlink can take a while); a start finds what is left.
+    rm(deleted, { recursive: true, force: true }).catch((e: Error) =>
+      this.logger.warn(`Could not remove ${deleted} (removed at the next start): ${e.message}`),
+    );
+    this.logger.info(
+      `The current replica is successfully replaced with the future replica for ${key} (${steps.join(", ")})`,
+    );
+    return log;
+  }
+
   /** Removes a partition's log: renamed to `<tp>.<id>-delete` at once, then removed. */
   deleteLog(tp: TopicPartition): void {
     const key = topicPartitionKey(tp);
+    if (this.futureLogs.has(key)) this.removeFutureLog(tp);
+    this.preferredLogDirs.delete(key);
     const loaded = this.logs.get(key);
     const failed = this.failedLogs.get(key);
     if (!loaded && failed !== undefined) {
@@ -704,18 +1066,30 @@ export class LogManager {
         this.markLogOffline(log.topicPartition, dir, e as Error);
       }
     }
+    // A future log that cannot be flushed is only a copy: the move is abandoned, the partition stays online.
+    for (const { log } of [...this.futureLogs.values()]) {
+      try {
+        log.maybeFlush();
+      } catch (e) {
+        if (!isStorageError(e)) throw e;
+        this.logger.error(
+          `Could not flush the future log ${log.dir}; the move is abandoned: ${(e as Error).message}`,
+        );
+        this.removeFutureLog(log.topicPartition);
+      }
+    }
   }
 
   checkpointRecoveryPoints(): void {
-    this.writeCheckpoints(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
+    this.writeCheckpoints(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint, true);
   }
 
   checkpointLogStartOffsets(): void {
-    this.writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset);
+    this.writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset, true);
   }
 
   checkpointHighWatermarks(): void {
-    this.writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark);
+    this.writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark, false);
   }
 
   /** Reads the high watermarks checkpointed by the previous run (for the replica layer). */
@@ -749,13 +1123,16 @@ export class LogManager {
     }
   }
 
-  private writeCheckpoints(name: string, value: (log: UnifiedLog) => bigint): void {
+  private writeCheckpoints(name: string, value: (log: UnifiedLog) => bigint, withFutureLogs: boolean): void {
     for (const dir of this.onlineLogDirs()) {
       const entries = new Map<string, { tp: TopicPartition; offset: bigint }>();
       for (const [key, e] of this.retainedOffsets.get(join(dir, name)) ?? []) {
         if (this.failedLogs.has(key)) entries.set(key, e);
       }
-      for (const { log, dir: d } of this.logs.values()) {
+      // (A partition's current and future logs are never in the same dir: one entry per partition.)
+      for (const { log, dir: d } of withFutureLogs
+        ? [...this.logs.values(), ...this.futureLogs.values()]
+        : this.logs.values()) {
         if (d === dir)
           entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
       }
@@ -779,7 +1156,7 @@ export class LogManager {
     // A clean part-way ends here (its .cleaned segment removed) before the logs close.
     this._cleaner?.abortClean();
     this._cleanerManager?.writeAllCheckpoints();
-    for (const { log, dir } of this.logs.values()) {
+    for (const { log, dir } of [...this.logs.values(), ...this.futureLogs.values()]) {
       try {
         log.flush();
       } catch (e) {
@@ -810,6 +1187,7 @@ export class LogManager {
       }
     }
     this.logs.clear();
+    this.futureLogs.clear();
     this.logger.info("Shutdown complete.");
   }
 

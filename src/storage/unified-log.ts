@@ -28,7 +28,7 @@ import { fsyncDirectory } from "../common/atomic-file.js";
 import { Logger } from "../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
-import { parseTopicPartitionDir, type TopicPartition } from "../common/topic-partition.js";
+import type { TopicPartition } from "../common/topic-partition.js";
 import { KafkaError } from "../protocol/errors.js";
 import {
   ATTRIBUTES_OFFSET,
@@ -54,7 +54,12 @@ import {
 } from "../protocol/records/index.js";
 import type { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
-import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from "./log-file-names.js";
+import {
+  CLEANED_FILE_SUFFIX,
+  DELETED_FILE_SUFFIX,
+  parseLogDirName,
+  SWAP_FILE_SUFFIX,
+} from "./log-file-names.js";
 import { LogLoader, type LogLoadReport } from "./log-loader.js";
 import { LogSegment } from "./log-segment.js";
 import type {
@@ -187,7 +192,8 @@ export class UnifiedLog {
     this.loadReport = loaded.report;
     this.lastFlushedTime = time.milliseconds();
     const name = basename(dir);
-    this.topicPartition = parseTopicPartitionDir(name) ?? { topic: name, partition: 0 };
+    // (`<tp>` or a future log `<tp>.<uuid>-future`: log-file-names.ts)
+    this.topicPartition = parseLogDirName(name)?.tp ?? { topic: name, partition: 0 };
     this.logger = logger ?? new Logger("kafka.log.UnifiedLog", `UnifiedLog partition=${name}, dir=${dir}`);
     const interval = producerIdExpirationCheckIntervalMs;
     this.producerExpireCheck = scheduler?.schedule(

@@ -118,8 +118,14 @@ async function verifyUntilComplete(plan: string, ms = 60_000): Promise<string[]>
   return cluster!.waitFor(`reassignment of ${plan} complete`, ms, async () => {
     const r = await reassign(["--verify", "--reassignment-json-file", plan]);
     assert.equal(r.code, 0, show(r));
-    const out = lines(r.stdout);
-    return out.slice(1).every((l) => / is completed\.$/.test(l)) ? out : undefined;
+    // Once complete, Kafka's --verify clears the throttles (whether or not any were set) and says so.
+    const out = lines(r.stdout).filter((l) => !l.startsWith("Clearing "));
+    if (!out.slice(1).every((l) => / is completed\.$/.test(l))) return undefined;
+    assert.match(
+      r.stdout,
+      /\n\nClearing broker-level throttles on brokers [\d,]+\nClearing topic-level throttles on topics? /,
+    );
+    return out;
   });
 }
 

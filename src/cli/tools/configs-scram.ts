@@ -56,17 +56,23 @@ export async function alterUserScramCredentialConfigs(
   if (failed?.error !== undefined) throw failed.error;
 }
 
-/** The SCRAM lines of --describe for `names` ([] or [""]-less: every user with a credential). */
+/**
+ * The SCRAM lines of --describe for `names` ([]: every user with a credential). A user without any
+ * credential prints nothing: Kafka's DescribeUserScramCredentialsResult.users() leaves out the users
+ * answered RESOURCE_NOT_FOUND, so ConfigCommand describes only the others.
+ */
 export async function describeUserScramCredentialConfigs(
   cluster: ClusterClient,
   names: readonly string[],
 ): Promise<string[]> {
   const descriptions = await new ScramAdmin(cluster).describeUserScramCredentials(names);
-  return descriptions.map((d) =>
-    d.error !== undefined
-      ? `Error retrieving SCRAM credential configs for user-principal '${d.user}': ExecutionException: org.apache.kafka.common.errors.${exceptionName(d.error.errorName)}: ${d.error.message}`
-      : `SCRAM credential configs for user-principal '${d.user}' are ${d.credentialInfos.map((c) => `${c.mechanism}=iterations=${c.iterations}`).join(", ")}`,
-  );
+  return descriptions
+    .filter((d) => d.error?.errorName !== "RESOURCE_NOT_FOUND")
+    .map((d) =>
+      d.error !== undefined
+        ? `Error retrieving SCRAM credential configs for user-principal '${d.user}': ExecutionException: org.apache.kafka.common.errors.${exceptionName(d.error.errorName)}: ${d.error.message}`
+        : `SCRAM credential configs for user-principal '${d.user}' are ${d.credentialInfos.map((c) => `${c.mechanism}=iterations=${c.iterations}`).join(", ")}`,
+    );
 }
 
 /** Kafka's exception class of an error name (RESOURCE_NOT_FOUND → ResourceNotFoundException). */

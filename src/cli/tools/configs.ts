@@ -1,9 +1,10 @@
 // `tributary configs` (kafka-configs.sh, Kafka's ConfigCommand with --bootstrap-server) for topics,
-// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers: --describe
+// brokers (one broker or --entity-default, the cluster-wide default) and broker-loggers (users and
+// clients: configs-quotas.ts): --describe
 // [--all] prints `Dynamic configs for topic t are:` then `  k=v sensitive=false synonyms={SOURCE:k=v, …}`
 // lines; --alter --add-config k=v,k2=[a,b] / --add-config-file / --delete-config k sends
-// IncrementalAlterConfigs and prints `Completed updating config for topic t.`. Users: SCRAM credential
-// keys (SCRAM-SHA-256/512) are handled by configs-scram.ts; quota keys are to come (alterUserConfigs).
+// IncrementalAlterConfigs and prints `Completed updating config for topic t.`. Users and clients go to
+// configs-quotas.ts (quota keys; users' SCRAM credential keys through configs-scram.ts).
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import {
@@ -16,13 +17,8 @@ import {
 import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { checkInvalid, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
-import {
-  alterUserScramCredentialConfigs,
-  describeUserScramCredentialConfigs,
-  isScramConfig,
-} from "./configs-scram.js";
 
-const SUPPORTED_TYPES = ["topics", "brokers", "broker-loggers", "users"];
+const SUPPORTED_TYPES = ["topics", "clients", "users", "brokers", "broker-loggers"];
 /** ConfigEntry.ConfigSource ids that --describe (without --all) shows per entity kind. */
 const DYNAMIC_TOPIC_CONFIG = 1;
 const DYNAMIC_BROKER_CONFIG = 2;
@@ -92,7 +88,7 @@ export const CONFIGS_SPEC: ToolSpec = {
 };
 
 export function runConfigs(argv: string[]): Promise<number> {
-  return runTool(CONFIGS_SPEC, argv, configsCommand, {
+  return runTool(CONFIGS_SPEC, argv, (args) => configsCommand(args, argv), {
     errorPrefix: `Error while executing config command with args '${argv.join(" ")}': `,
   });
 }
@@ -220,7 +216,12 @@ function entryLine(e: ConfigEntry): string {
   return `  ${e.name}=${e.value} sensitive=${e.isSensitive} synonyms={${synonyms.join(", ")}}`;
 }
 
-async function configsCommand(args: ParsedArgs): Promise<number> {
+async function configsCommand(args: ParsedArgs, argv: readonly string[]): Promise<number> {
+  // users / clients: client quotas (configs-quotas.ts; loaded lazily, it uses this module's parsers).
+  if (args.values("entity-type").some((t) => t === "users" || t === "clients")) {
+    const { clientQuotaConfigsCommand } = await import("./configs-quotas.js");
+    return clientQuotaConfigsCommand(args, argv);
+  }
   const entity = checkArgs(args);
   await withAdminClient(args, async (admin) => {
     if (args.has("alter")) await alter(admin, args, entity);
@@ -249,39 +250,7 @@ async function entriesOf(
   return result.entries.filter((e) => all || source === undefined || e.source === source);
 }
 
-/**
- * --describe of users (Kafka's describeClientQuotaAndUserScramCredentialConfigs): the quota lines (to
- * come with client quotas) then, unless the default entity is asked for, the SCRAM credential lines.
- */
-async function describeUsers(admin: AdminClient, entity: Entity): Promise<void> {
-  const names = entity.name === undefined ? [] : [entity.name];
-  if (names.includes("")) return;
-  const lines = await describeUserScramCredentialConfigs(admin.cluster, names);
-  if (lines.length > 0) process.stdout.write(`${lines.join("\n")}\n`);
-}
-
-/** --alter of users: SCRAM credential keys to configs-scram.ts (quota keys to be dispatched here too). */
-async function alterUserConfigs(
-  admin: AdminClient,
-  entity: Entity,
-  toAdd: ReadonlyMap<string, string>,
-  toDelete: readonly string[],
-): Promise<void> {
-  const unknownToAdd = [...toAdd.keys()].filter((k) => !isScramConfig(k));
-  const unknownToDelete = toDelete.filter((k) => !isScramConfig(k));
-  if (unknownToAdd.length > 0)
-    throw new UsageError(
-      `Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. Unexpected config names: Set(${unknownToAdd.join(", ")})`,
-    );
-  if (unknownToDelete.length > 0)
-    throw new UsageError(
-      `Only quota and SCRAM credential configs can be deleted for 'users' using --bootstrap-server. Unexpected config names: Set(${unknownToDelete.join(", ")})`,
-    );
-  await alterUserScramCredentialConfigs(admin.cluster, entity.name ?? "", toAdd, toDelete);
-}
-
 async function describe(admin: AdminClient, args: ParsedArgs, entity: Entity): Promise<void> {
-  if (entity.type === "users") return describeUsers(admin, entity);
   const all = args.has("all");
   let names: string[];
   if (entity.name !== undefined) names = [entity.name];
@@ -311,8 +280,7 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
     .values("delete-config")
     .flatMap((v) => v.split(","))
     .map((k) => k.trim());
-  if (entity.type === "users") await alterUserConfigs(admin, entity, toAdd, toDelete);
-  else await alterResourceConfigs(admin, entity, name, toAdd, toDelete);
+  await alterResourceConfigs(admin, entity, name, toAdd, toDelete);
   process.stdout.write(
     name !== ""
       ? `Completed updating config for ${entity.type.slice(0, -1)} ${name}.\n`

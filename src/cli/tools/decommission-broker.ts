@@ -4,7 +4,8 @@
 // brokers, prints that plan and the current assignment (to roll back with reassign-partitions), starts the
 // reassignments, and waits, printing progress, until no partition lists N among its replicas. It will not
 // say "done" while N still holds the only in-sync copy of a partition: it names such partitions and keeps
-// waiting (up to --timeout, then exit 1).
+// waiting (up to --timeout, then exit 1). --throttle B/s throttles the moves as `reassign-partitions
+// --execute --throttle` does (same configs, same lines) and clears the throttles once they are complete.
 
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
@@ -16,6 +17,12 @@ import {
   proposeAssignment,
   type TopicAssignments,
 } from "./reassignment-planning.js";
+import {
+  clearAllThrottles,
+  modifyReassignmentThrottle,
+  parseThrottle,
+  proposedMoveMap,
+} from "./reassignment-throttles.js";
 
 export const DECOMMISSION_BROKER_SPEC: ToolSpec = {
   name: "decommission-broker",
@@ -30,6 +37,13 @@ export const DECOMMISSION_BROKER_SPEC: ToolSpec = {
       arg: { type: "Integer", describedAs: "broker id" },
     },
     { name: "disable-rack-aware", description: "Disable rack aware replica assignment" },
+    {
+      name: "throttle",
+      description:
+        "The movement of partitions between brokers will be throttled to this value (bytes/sec), as reassign-partitions --execute --throttle sets it; the throttle is removed once every move is complete. The throttle rate should be at least 1 KB/s.",
+      arg: { type: "Long", describedAs: "throttle" },
+      defaultValue: "-1",
+    },
     {
       name: "timeout",
       description: "The longest time in ms to wait for the moves to complete (default: no limit).",
@@ -58,6 +72,7 @@ async function decommission(args: ParsedArgs): Promise<number> {
   const timeoutMs = args.has("timeout") ? Number(args.value("timeout")) : Number.POSITIVE_INFINITY;
   if (!(timeoutMs > 0))
     throw new UsageError(`Invalid value ${args.value("timeout")} for --timeout: expected a time in ms > 0`);
+  const throttle = parseThrottle("throttle", args.value("throttle"));
   return withAdminClient(args, async (admin) => {
     const partitions = new PartitionAdmin(admin.cluster);
     const topics = (await admin.listTopics({ listInternal: true })).map((t) => t.name);
@@ -95,6 +110,13 @@ async function decommission(args: ParsedArgs): Promise<number> {
         .filter(([p, r]) => onBroker.get(topic)?.get(p)?.join(",") !== r.join(","))
         .map(([partition, replicas]) => ({ topic, partition, replicas })),
     );
+    const out = (line: string): void => void process.stdout.write(`${line}\n`);
+    if (throttle >= 0n) {
+      out(
+        `Moves throttled: the throttle configs are removed when the moves complete (or, if this tool stops before, by reassign-partitions --verify).`,
+      );
+      await modifyReassignmentThrottle(admin, proposedMoveMap([], changes, onBroker), throttle, out);
+    }
     const results = await partitions.alterPartitionReassignments(changes);
     const failed = results.filter((r) => r.error !== undefined);
     if (failed.length > 0)
@@ -131,6 +153,7 @@ async function decommission(args: ParsedArgs): Promise<number> {
         );
       await new Promise((r) => setTimeout(r, 1000));
     }
+    if (throttle >= 0n) await clearAllThrottles(admin, changes, out);
     process.stdout.write(`Broker ${brokerId} holds no partition replicas now: it can be stopped.\n`);
     return 0;
   });

@@ -3,17 +3,30 @@
 //   --generate   --topics-to-move-json-file F --broker-list "0,1,2" [--disable-rack-aware]: prints
 //                "Current partition replica assignment" and "Proposed partition reassignment configuration",
 //                each as Kafka's compact JSON (placement by Kafka's AdminUtils.assignReplicasToBrokers).
-//   --execute    --reassignment-json-file F [--additional]: prints the current assignment to save for a
-//                rollback, starts the reassignments (AlterPartitionReassignments) and says so.
+//   --execute    --reassignment-json-file F [--additional] [--throttle B/s] [--replica-alter-log-dirs-throttle
+//                B/s] [--timeout MS]: prints the current assignment to save for a rollback, sets the
+//                replication throttles (reassignment-throttles.ts; with --additional the rate of one in progress
+//                can be changed), starts the reassignments (AlterPartitionReassignments) and says so; then each
+//                replica given a log dir (not "any") is sent AlterReplicaLogDirs on its broker, retried every
+//                100 ms while the broker does not have the replica yet (REPLICA_NOT_AVAILABLE: a replica being
+//                added), until --timeout (10000 ms): "Successfully started moving log directory to …".
 //   --verify     --reassignment-json-file F: "Reassignment of partition t-0 is completed." / "… is still in
-//                progress." per partition.
-//   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress.
+//                progress." per partition; then per replica given a log dir, Kafka's move states
+//                ("Reassignment of replica t-0-1 completed successfully." / "… is still in progress.", …);
+//                once nothing is in progress, clears the throttles (unless --preserve-throttles).
+//   --cancel     --reassignment-json-file F: cancels the reassignments of those partitions in progress, then
+//                clears the throttles (unless --preserve-throttles).
 //   --list       the reassignments in progress ("t-0: replicas: 3,0,1. adding: 3. removing: 1.").
 // Everything a file names is checked against the cluster before anything changes: an unknown broker or a
 // partition that does not exist is one line naming the file and the JSON path.
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
+import {
+  ReplicaLogDirAdmin,
+  replicaName,
+  type TopicPartitionReplica,
+} from "../../client/admin/replica-log-dir-admin.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
 import {
@@ -24,6 +37,14 @@ import {
   readTopicsToMoveJson,
 } from "./reassign-partitions-json.js";
 import { clusterBrokers, currentAssignment, proposeAssignment } from "./reassignment-planning.js";
+import {
+  clearAllThrottles,
+  modifyLogDirThrottle,
+  modifyReassignmentThrottle,
+  parseThrottle,
+  proposedMoveMap,
+  YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE,
+} from "./reassignment-throttles.js";
 
 export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
   name: "reassign-partitions",
@@ -72,6 +93,26 @@ export const REASSIGN_PARTITIONS_SPEC: ToolSpec = {
         "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment.",
     },
     { name: "preserve-throttles", description: "Do not modify broker or topic throttles." },
+    {
+      name: "throttle",
+      description:
+        "The movement of partitions between brokers will be throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s.",
+      arg: { type: "Long", describedAs: "throttle" },
+      defaultValue: "-1",
+    },
+    {
+      name: "replica-alter-log-dirs-throttle",
+      description:
+        "The movement of replicas between log directories on the same broker will be throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s.",
+      arg: { type: "Long", describedAs: "replicaAlterLogDirsThrottle" },
+      defaultValue: "-1",
+    },
+    {
+      name: "timeout",
+      description: "The maximum time in ms to wait for log directory replica assignment to begin.",
+      arg: { type: "Long", describedAs: "timeout" },
+      defaultValue: "10000",
+    },
   ],
 };
 
@@ -89,7 +130,14 @@ const REQUIRED: Record<Action, string[]> = {
 const PERMITTED: Record<Action, string[]> = {
   verify: ["bootstrap-server", "command-config", "preserve-throttles"],
   generate: ["bootstrap-server", "command-config", "disable-rack-aware"],
-  execute: ["additional", "bootstrap-server", "command-config"],
+  execute: [
+    "additional",
+    "bootstrap-server",
+    "command-config",
+    "throttle",
+    "replica-alter-log-dirs-throttle",
+    "timeout",
+  ],
   cancel: ["bootstrap-server", "command-config", "preserve-throttles"],
   list: ["bootstrap-server", "command-config"],
 };
@@ -127,15 +175,11 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
   const topicsToMove =
     action === "generate" ? readTopicsToMoveJson(args.value("topics-to-move-json-file")!) : [];
   const brokerList = action === "generate" ? parseBrokerList(args.value("broker-list")!) : [];
-  if (plan) {
-    const moves = plan.partitions.flatMap((p) =>
-      p.logDirs.map((d, i) => ({ p, d, i })).filter((x) => x.d !== ANY_LOG_DIR),
-    );
-    if (moves.length > 0)
-      throw new UsageError(
-        `${plan.file}: ${moves[0].p.path}.log_dirs[${moves[0].i}]: moving replicas between the log dirs of a broker is not supported yet (use "any")`,
-      );
-  }
+  const throttles = {
+    interBroker: parseThrottle("throttle", args.value("throttle")),
+    logDir: parseThrottle("replica-alter-log-dirs-throttle", args.value("replica-alter-log-dirs-throttle")),
+  };
+  const timeoutMs = action === "execute" ? parseTimeout(args.value("timeout") ?? "10000") : 0;
   return withAdminClient(
     args,
     async (admin) => {
@@ -151,17 +195,115 @@ async function reassignPartitions(args: ParsedArgs): Promise<number> {
           );
           return 0;
         case "execute":
-          return execute(admin, partitions, plan!, args.has("additional"));
+          return execute(admin, partitions, plan!, args.has("additional"), throttles, timeoutMs);
         case "verify":
-          return verify(admin, partitions, plan!);
+          return verify(admin, partitions, plan!, args.has("preserve-throttles"));
         case "cancel":
-          return cancel(partitions, plan!);
+          return cancel(admin, partitions, plan!, args.has("preserve-throttles"));
         case "list":
           return list(partitions);
       }
     },
     (o) => ({ ...o, clientId: o.clientId ?? "reassign-partitions-tool" }),
   );
+}
+
+function parseTimeout(s: string): number {
+  if (!/^\d+$/.test(s.trim()) || !Number.isSafeInteger(Number(s.trim())))
+    throw new UsageError(`Invalid value '${s}' for --timeout: expected a number of milliseconds`);
+  return Number(s.trim());
+}
+
+/** The replicas the plan gives a log dir (Kafka's replicaAssignment of parseExecuteAssignmentArgs). */
+function logDirMoves(plan: ReassignmentPlan): Array<TopicPartitionReplica & { dir: string }> {
+  return plan.partitions.flatMap((p) =>
+    p.replicas
+      .map((brokerId, i) => ({ topic: p.topic, partition: p.partition, brokerId, dir: p.logDirs[i] }))
+      .filter((m) => m.dir !== ANY_LOG_DIR),
+  );
+}
+
+/** Kafka's compareTopicPartitionReplicas: broker, then topic, then partition. */
+function byReplica(a: TopicPartitionReplica, b: TopicPartitionReplica): number {
+  if (a.brokerId !== b.brokerId) return a.brokerId - b.brokerId;
+  if (a.topic !== b.topic) return a.topic < b.topic ? -1 : 1;
+  return a.partition - b.partition;
+}
+
+/**
+ * Kafka's executeMoves: AlterReplicaLogDirs for every replica given a log dir, again every 100 ms for those
+ * whose broker does not have them yet (REPLICA_NOT_AVAILABLE), until timeoutMs.
+ */
+async function executeMoves(
+  dirs: ReplicaLogDirAdmin,
+  moves: ReadonlyArray<TopicPartitionReplica & { dir: string }>,
+  timeoutMs: number,
+): Promise<void> {
+  const start = Date.now();
+  let pending = [...moves];
+  for (;;) {
+    const results = await dirs.alterReplicaLogDirs(pending);
+    const failed = results.find(
+      (r) => r.error !== undefined && r.error.errorName !== "REPLICA_NOT_AVAILABLE",
+    );
+    if (failed !== undefined)
+      throw new UsageError(`Failed to alter dir for ${replicaName(failed)}: ${failed.error!.message}`);
+    const started = new Set(results.filter((r) => r.error === undefined).map(replicaName));
+    for (const m of pending.filter((x) => started.has(replicaName(x))).sort(byReplica))
+      process.stdout.write(
+        `Successfully started moving log directory to ${m.dir} for replica ${m.topic}-${m.partition} with broker ${m.brokerId} \n`,
+      );
+    pending = pending.filter((x) => !started.has(replicaName(x)));
+    if (pending.length === 0) return;
+    if (Date.now() >= start + timeoutMs)
+      throw new UsageError(
+        `Timed out before log directory move${pending.length === 1 ? "" : "s"} could be started for: ${[
+          ...pending,
+        ]
+          .sort(byReplica)
+          .map(replicaName)
+          .join(",")}`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Kafka's findLogDirMoveStates + replicaMoveStatesToString: one line per replica given a log dir, and
+ * whether every move is done (completed, or cancelled: the replica is in another dir and none is moving).
+ */
+async function verifyReplicaMoves(
+  dirs: ReplicaLogDirAdmin,
+  moves: ReadonlyArray<TopicPartitionReplica & { dir: string }>,
+): Promise<{ lines: string[]; done: boolean }> {
+  const infos = await dirs.describeReplicaLogDirs(moves);
+  const failed = infos.find((i) => i.error !== undefined);
+  if (failed !== undefined) throw failed.error!;
+  const out: string[] = [];
+  let done = true;
+  const sorted = moves.map((m, i) => ({ m, info: infos[i] })).sort((a, b) => byReplica(a.m, b.m));
+  for (const { m, info } of sorted) {
+    const tp = `${m.topic}-${m.partition}`;
+    if (info.currentReplicaLogDir === null || info.futureReplicaLogDir !== null) done = false;
+    if (info.currentReplicaLogDir === null)
+      out.push(
+        `Partition ${tp} is not found in any live log dir on broker ${m.brokerId}. There is likely an offline log directory on the broker.`,
+      );
+    else if (info.futureReplicaLogDir !== null) {
+      if (info.futureReplicaLogDir === m.dir)
+        out.push(`Reassignment of replica ${replicaName(m)} is still in progress.`);
+      else
+        out.push(
+          `Partition ${tp} on broker ${m.brokerId} is being moved to log dir ${info.futureReplicaLogDir} instead of ${m.dir}.`,
+        );
+    } else if (info.currentReplicaLogDir === m.dir)
+      out.push(`Reassignment of replica ${replicaName(m)} completed successfully.`);
+    else
+      out.push(
+        `Partition ${tp} on broker ${m.brokerId} is not being moved from log dir ${info.currentReplicaLogDir} to ${m.dir}.`,
+      );
+  }
+  return { lines: out, done };
 }
 
 function parseBrokerList(s: string): number[] {
@@ -242,6 +384,8 @@ async function execute(
   partitions: PartitionAdmin,
   plan: ReassignmentPlan,
   additional: boolean,
+  throttles: { interBroker: bigint; logDir: bigint },
+  timeoutMs: number,
 ): Promise<number> {
   const ongoing = await partitions.listPartitionReassignments();
   if (!additional && ongoing.length > 0) throw new UsageError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE);
@@ -255,6 +399,29 @@ async function execute(
   process.stdout.write(
     `Current partition replica assignment\n\n${formatAsReassignmentJson(rollback)}\n\nSave this to use as the --reassignment-json-file option during rollback\n`,
   );
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
+  if (throttles.interBroker >= 0n || throttles.logDir >= 0n) {
+    out(YOU_MUST_RUN_VERIFY_PERIODICALLY_MESSAGE);
+    if (throttles.interBroker >= 0n)
+      await modifyReassignmentThrottle(
+        admin,
+        proposedMoveMap(ongoing, plan.partitions, current),
+        throttles.interBroker,
+        out,
+      );
+    // The brokers whose replicas move between log dirs (Kafka's calculateMovingBrokers).
+    if (throttles.logDir >= 0n) {
+      const moving = plan.partitions.flatMap((p) =>
+        p.replicas.filter((_, i) => p.logDirs[i] !== ANY_LOG_DIR),
+      );
+      await modifyLogDirThrottle(
+        admin,
+        [...new Set(moving)].sort((a, b) => a - b),
+        throttles.logDir,
+        out,
+      );
+    }
+  }
   const results = await partitions.alterPartitionReassignments(
     plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: p.replicas })),
   );
@@ -266,6 +433,8 @@ async function execute(
   process.stdout.write(
     `Successfully started partition reassignment${plan.partitions.length === 1 ? "" : "s"} for ${names(plan.partitions).join(",")}\n`,
   );
+  const moves = logDirMoves(plan);
+  if (moves.length > 0) await executeMoves(new ReplicaLogDirAdmin(admin.cluster), moves, timeoutMs);
   return 0;
 }
 
@@ -273,6 +442,7 @@ async function verify(
   admin: AdminClient,
   partitions: PartitionAdmin,
   plan: ReassignmentPlan,
+  preserveThrottles: boolean,
 ): Promise<number> {
   const ongoing = new Map(
     (await partitions.listPartitionReassignments()).map((r) => [`${r.topic}-${r.partition}`, r]),
@@ -285,10 +455,12 @@ async function verify(
   const sorted = [...plan.partitions].sort((a, b) =>
     a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
   );
+  let inProgress = false;
   for (const p of sorted) {
     const k = `${p.topic}-${p.partition}`;
     if (ongoing.has(k)) {
       out.push(`Reassignment of partition ${k} is still in progress.`);
+      inProgress = true;
       continue;
     }
     const replicas = current.get(p.topic)?.get(p.partition) ?? [];
@@ -299,10 +471,26 @@ async function verify(
       );
   }
   process.stdout.write(`${out.join("\n")}\n`);
+  // Then the states of the replicas' log dir moves (an empty line when the plan has none, as Kafka).
+  const moves = logDirMoves(plan);
+  const moveStates =
+    moves.length > 0
+      ? await verifyReplicaMoves(new ReplicaLogDirAdmin(admin.cluster), moves)
+      : { lines: [], done: true };
+  process.stdout.write(`${moveStates.lines.join("\n")}\n`);
+  // Every reassignment and move done: the throttles any of them set are cleared (all of them: which
+  // brokers an earlier reassignment throttled is not known any more).
+  if (!inProgress && moveStates.done && !preserveThrottles)
+    await clearAllThrottles(admin, plan.partitions, (line) => void process.stdout.write(`${line}\n`));
   return 0;
 }
 
-async function cancel(partitions: PartitionAdmin, plan: ReassignmentPlan): Promise<number> {
+async function cancel(
+  admin: AdminClient,
+  partitions: PartitionAdmin,
+  plan: ReassignmentPlan,
+  preserveThrottles: boolean,
+): Promise<number> {
   const active = await partitions.listPartitionReassignments(
     plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition })),
   );
@@ -321,6 +509,8 @@ async function cancel(partitions: PartitionAdmin, plan: ReassignmentPlan): Promi
   process.stdout.write(
     `Successfully cancelled partition reassignment${active.length === 1 ? "" : "s"} for: ${names(active).join(",")}\n`,
   );
+  if (!preserveThrottles)
+    await clearAllThrottles(admin, plan.partitions, (line) => void process.stdout.write(`${line}\n`));
   return 0;
 }
 

@@ -10,6 +10,9 @@
 // (UNKNOWN_TOPIC_ID). Record bytes go back as views of what was read from the segments. Below v10 a
 // partition holding zstd batches answers UNSUPPORTED_COMPRESSION_TYPE. The record bytes of each partition in
 // the response are marked as BytesOutPerSec (consumers) or ReplicationBytesOutPerSec (followers).
+// Replication throttling (leader side): a follower outside the ISR gets no records of a partition in
+// leader.replication.throttled.replicas while the leader quota is exceeded (ReplicaManager), and the
+// record bytes of throttled partitions sent to followers are recorded against that quota here.
 
 import type { TopicPartition } from "../../common/topic-partition.js";
 import { ErrorCode } from "../../protocol/errors.js";
@@ -144,7 +147,14 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
         // A diverging partition is answered at once (Kafka's fetchMessages: hasDivergingEpoch).
         maxWaitMs: anySettled ? 0 : request.maxWaitMs,
         minBytes: request.minBytes,
-        maxBytes: Math.min(request.maxBytes, fetchMaxBytes),
+        // A consumer under a byte-rate quota gets at most what its quota window allows (Kafka's maxQuotaWindowBytes).
+        maxBytes: Math.min(
+          request.maxBytes,
+          fetchMaxBytes,
+          isFromFollower
+            ? Number.MAX_SAFE_INTEGER
+            : (services.clientQuotas?.maxFetchBytes(ctx) ?? Number.MAX_SAFE_INTEGER),
+        ),
         isolation,
         fetchOnlyFromLeader,
         allocate: ctx.allocateResponseBuffer,
@@ -176,6 +186,8 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
       })),
     );
     response.sessionId = sessionId;
+    const leaderQuota = isFromFollower ? rm.leaderReplicationQuota : undefined;
+    let throttledBytes = 0;
     const byTopic = new Map<string, FetchableTopicResponse>();
     for (const i of include) {
       const c: CachedPartition = cached[i];
@@ -214,7 +226,11 @@ export function fetchHandler(services: BrokerServices): HandlerRegistration {
       topic.partitions.push(p);
       // BytesOutPerSec (consumers) / ReplicationBytesOutPerSec (followers), as Kafka's updateBytesOut.
       if (c.topic !== "") rm.brokerTopicStats.updateBytesOut(c.topic, isFromFollower, d.records.length);
+      if (leaderQuota?.isThrottled({ topic: c.topic, partition: c.partition }))
+        throttledBytes += d.records.length;
     }
+    // Kafka's KafkaApis: the bytes of throttled partitions sent to a follower count against the leader quota.
+    if (throttledBytes > 0) leaderQuota!.record(throttledBytes);
     return response;
   };
   return { apiKey: 1, minVersion: FETCH_MIN_VERSION, handle };

@@ -18,6 +18,7 @@ import {
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
+import { mutateWithQuota } from "../quota/controller-mutation-quota-manager.js";
 import type { RequestContext } from "../request-context.js";
 
 export function createTopicsHandler(services: BrokerServices): HandlerRegistration {
@@ -39,18 +40,37 @@ export function createTopicsHandler(services: BrokerServices): HandlerRegistrati
           })),
         };
       }
-      const results = await services.topicAdmin.createTopics(
-        request.topics.map((t) => ({
-          name: t.name,
-          numPartitions: t.numPartitions,
-          replicationFactor: t.replicationFactor,
-          assignments: t.assignments,
-          configs: t.configs,
-        })),
-        { validateOnly: v >= 1 && request.validateOnly, timeoutMs: request.timeoutMs },
-      );
+      const topics = request.topics.map((t) => ({
+        name: t.name,
+        numPartitions: t.numPartitions,
+        replicationFactor: t.replicationFactor,
+        assignments: t.assignments,
+        configs: t.configs,
+      }));
+      const options = { validateOnly: v >= 1 && request.validateOnly, timeoutMs: request.timeoutMs };
+      // controller_mutation_rate (server/quota): topic by topic while the client is under it.
+      const quota = services.clientQuotas?.controllerMutationQuota(ctx);
+      const results =
+        quota === undefined
+          ? await services.topicAdmin.createTopics(topics, options)
+          : await mutateWithQuota(
+              quota,
+              topics,
+              async (t) => (await services.topicAdmin.createTopics([t], options))[0],
+              (_t, r) => r.numPartitions,
+              (t, error) => ({
+                name: t.name,
+                topicId: ZERO_UUID,
+                error,
+                numPartitions: -1,
+                replicationFactor: -1,
+                configs: [],
+              }),
+              options.validateOnly,
+            );
       return {
         ...defaultCreateTopicsResponse(),
+        throttleTimeMs: quota?.throttleTime() ?? 0,
         topics: results.map(
           (r): CreatableTopicResult => ({
             ...defaultCreatableTopicResult(),

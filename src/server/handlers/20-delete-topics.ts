@@ -14,6 +14,7 @@ import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
 import type { DeleteTopicTarget } from "../metadata/topic-admin.js";
 import { ZERO_UUID } from "../metadata/zk-data.js";
+import { mutateWithQuota } from "../quota/controller-mutation-quota-manager.js";
 import type { RequestContext } from "../request-context.js";
 
 function targetsOf(request: DeleteTopicsRequest, version: number): DeleteTopicTarget[] {
@@ -28,9 +29,27 @@ export function deleteTopicsHandler(services: BrokerServices): HandlerRegistrati
     maxVersion: 6,
     handle: async (ctx: RequestContext, request: DeleteTopicsRequest): Promise<DeleteTopicsResponse> => {
       const v = ctx.apiVersion;
-      const results = await services.topicAdmin.deleteTopics(targetsOf(request, v), request.timeoutMs);
+      const targets = targetsOf(request, v);
+      // controller_mutation_rate (server/quota): topic by topic while the client is under it.
+      const quota = services.clientQuotas?.controllerMutationQuota(ctx);
+      const partitionsOf = (t: DeleteTopicTarget): number => {
+        const name = t.name ?? services.metadata.topicName(t.topicId);
+        return (name && services.metadata.numPartitions(name)) || 0;
+      };
+      const results =
+        quota === undefined
+          ? await services.topicAdmin.deleteTopics(targets, request.timeoutMs)
+          : await mutateWithQuota(
+              quota,
+              targets.map((t) => ({ target: t, partitions: partitionsOf(t) })),
+              async (t) => (await services.topicAdmin.deleteTopics([t.target], request.timeoutMs))[0],
+              (t) => t.partitions,
+              (t, error) => ({ name: t.target.name, topicId: t.target.topicId, error }),
+              false,
+            );
       return {
         ...defaultDeleteTopicsResponse(),
+        throttleTimeMs: quota?.throttleTime() ?? 0,
         responses: results.map((r) => ({
           ...defaultDeletableTopicResult(),
           name: v >= 6 ? r.name : (r.name ?? ""),

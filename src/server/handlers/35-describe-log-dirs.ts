@@ -1,6 +1,8 @@
 // DescribeLogDirs (API key 35), Kafka's KafkaApis.handleDescribeLogDirsRequest: for each log dir, the
-// partitions it holds (all, or those asked for) with their size in bytes, offset lag (0: no future
-// replicas being moved between dirs yet) and is_future false; v4+ also the dir's total and usable bytes
+// partitions it holds (all, or those asked for) with their size in bytes, offset lag and is_future: a future
+// replica (a replica being moved into this dir by AlterReplicaLogDirs) is listed with is_future true and
+// offset_lag how far its end is behind the current replica's (Kafka's getLogEndOffsetLag; a current
+// replica's lag is its distance to the high watermark, 0); v4+ also the dir's total and usable bytes
 // (statfs). An unreadable dir, or one the LogManager took offline, answers KAFKA_STORAGE_ERROR; offline
 // partitions are not listed (Kafka lists only online logs). A full dir (out of space: writes refused,
 // reads served) answers KAFKA_STORAGE_ERROR too, with its sizes and partitions still listed.
@@ -27,7 +29,10 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
       wanted = new Set();
       for (const t of request.topics) for (const p of t.partitions) wanted.add(`${t.topic}-${p}`);
     }
-    const logs = lm.allLogs();
+    const logs = [
+      ...lm.allLogs().map((l) => ({ ...l, isFuture: false })),
+      ...lm.allFutureLogs().map((l) => ({ ...l, isFuture: true })),
+    ];
     const response = defaultDescribeLogDirsResponse();
     for (const dir of lm.config.logDirs) {
       const result = { ...defaultDescribeLogDirsResult(), logDir: dir, topics: [] as DescribeLogDirsTopic[] };
@@ -49,7 +54,7 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
       }
       if (lm.isLogDirFull(dir)) result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
       const byTopic = new Map<string, DescribeLogDirsTopic>();
-      for (const { tp, log, dir: d } of logs) {
+      for (const { tp, log, dir: d, isFuture } of logs) {
         if (d !== dir) continue;
         if (wanted !== undefined && !wanted.has(`${tp.topic}-${tp.partition}`)) continue;
         if (lm.offlineLog(tp) !== undefined) continue;
@@ -62,8 +67,8 @@ export function describeLogDirsHandler(services: BrokerServices): HandlerRegistr
         const p = defaultDescribeLogDirsPartition();
         p.partitionIndex = tp.partition;
         p.partitionSize = BigInt(log.size);
-        p.offsetLag = 0n;
-        p.isFutureKey = false;
+        p.offsetLag = services.replicaManager.logEndOffsetLag(tp, log.logEndOffset, isFuture);
+        p.isFutureKey = isFuture;
         topic.partitions.push(p);
       }
       response.results.push(result);

@@ -11,6 +11,7 @@ import {
 } from "../../protocol/generated/messages/CreatePartitionsResponse.js";
 import type { BrokerServices } from "../broker-services.js";
 import type { HandlerRegistration } from "../handler.js";
+import { mutateWithQuota } from "../quota/controller-mutation-quota-manager.js";
 import type { RequestContext } from "../request-context.js";
 
 export function createPartitionsHandler(services: BrokerServices): HandlerRegistration {
@@ -19,19 +20,32 @@ export function createPartitionsHandler(services: BrokerServices): HandlerRegist
     minVersion: 0,
     maxVersion: 3,
     handle: async (
-      _ctx: RequestContext,
+      ctx: RequestContext,
       request: CreatePartitionsRequest,
     ): Promise<CreatePartitionsResponse> => {
-      const results = await services.topicAdmin.createPartitions(
-        request.topics.map((t) => ({
-          name: t.name,
-          count: t.count,
-          assignments: t.assignments === null ? null : t.assignments.map((a) => a.brokerIds),
-        })),
-        { validateOnly: request.validateOnly, timeoutMs: request.timeoutMs },
-      );
+      const topics = request.topics.map((t) => ({
+        name: t.name,
+        count: t.count,
+        assignments: t.assignments === null ? null : t.assignments.map((a) => a.brokerIds),
+      }));
+      const options = { validateOnly: request.validateOnly, timeoutMs: request.timeoutMs };
+      // controller_mutation_rate (server/quota): topic by topic while the client is under it; the
+      // partitions added count.
+      const quota = services.clientQuotas?.controllerMutationQuota(ctx);
+      const results =
+        quota === undefined
+          ? await services.topicAdmin.createPartitions(topics, options)
+          : await mutateWithQuota(
+              quota,
+              topics.map((t) => ({ t, before: services.metadata.numPartitions(t.name) ?? t.count })),
+              async (x) => (await services.topicAdmin.createPartitions([x.t], options))[0],
+              (x) => Math.max(0, x.t.count - x.before),
+              (x, error) => ({ name: x.t.name, error }),
+              options.validateOnly,
+            );
       return {
         ...defaultCreatePartitionsResponse(),
+        throttleTimeMs: quota?.throttleTime() ?? 0,
         results: results.map((r) => ({
           name: r.name,
           errorCode: r.error ? r.error.code : 0,

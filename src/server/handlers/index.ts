@@ -48,6 +48,7 @@ import { writeTxnMarkersHandler } from "./27-write-txn-markers.js";
 import { txnOffsetCommitHandler } from "./28-txn-offset-commit.js";
 import { describeConfigsHandler } from "./32-describe-configs.js";
 import { alterConfigsHandler } from "./33-alter-configs.js";
+import { alterReplicaLogDirsHandler } from "./34-alter-replica-log-dirs.js";
 import { describeLogDirsHandler } from "./35-describe-log-dirs.js";
 import { saslAuthenticateHandler } from "./36-sasl-authenticate.js";
 import { createPartitionsHandler } from "./37-create-partitions.js";
@@ -57,6 +58,8 @@ import { incrementalAlterConfigsHandler } from "./44-incremental-alter-configs.j
 import { alterPartitionReassignmentsHandler } from "./45-alter-partition-reassignments.js";
 import { listPartitionReassignmentsHandler } from "./46-list-partition-reassignments.js";
 import { offsetDeleteHandler } from "./47-offset-delete.js";
+import { describeClientQuotasHandler } from "./48-describe-client-quotas.js";
+import { alterClientQuotasHandler } from "./49-alter-client-quotas.js";
 import { describeUserScramCredentialsHandler } from "./50-describe-user-scram-credentials.js";
 import { alterUserScramCredentialsHandler } from "./51-alter-user-scram-credentials.js";
 import { alterPartitionHandler } from "./56-alter-partition.js";
@@ -155,11 +158,14 @@ export const HANDLER_FACTORIES: readonly HandlerFactory[] = [
   txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
+  alterReplicaLogDirsHandler,
   describeLogDirsHandler,
   controllerOnly(createPartitionsHandler),
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   saslHandshakeHandler,
   saslAuthenticateHandler,
   electLeadersHandler,

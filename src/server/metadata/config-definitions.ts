@@ -94,10 +94,15 @@ function validateOneOf(options: readonly string[]) {
 }
 
 function validateThrottledReplicas(key: string, value: string): void {
-  const v = value.trim();
-  if (v === "" || v === "*") return;
-  const ok = v.split(",").every((e) => /^\s*\d+\s*:\s*\d+\s*$/.test(e));
-  if (!ok) throw new InvalidLogConfigError(key, value, "[partitionId]:[brokerId],... or the wildcard '*'");
+  // Kafka's ThrottledReplicaListValidator: every trimmed entry `partition:broker` (or empty), or `*`.
+  const entries = value.split(",").map((e) => e.trim());
+  if (entries.join("").trim() === "*") return;
+  if (!entries.every((e) => /^(\d+:\d+)?$/.test(e)))
+    throw new InvalidLogConfigError(
+      key,
+      value,
+      "the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...",
+    );
 }
 
 const syn = (topicKey: string): ReadonlyArray<readonly [string, number]> => BROKER_SYNONYMS[topicKey] ?? [];
@@ -351,7 +356,18 @@ export function brokerConfigNames(): string[] {
   return [...new Set([...Object.keys(BROKER_CONFIG_DEFS), ...Object.keys(BROKER_LOG_KEYS)])].sort();
 }
 
+/**
+ * Broker configs that exist only as dynamic configs (Kafka's DynamicConfig.Broker: the replication
+ * throttles, longs >= 0, Long.MAX_VALUE when absent); server.properties does not know them.
+ */
+const DYNAMIC_ONLY_BROKER_LONGS = new Set([
+  "leader.replication.throttled.rate",
+  "follower.replication.throttled.rate",
+  "replica.alter.log.dirs.io.max.bytes.per.second",
+]);
+
 export function brokerConfigType(name: string): number {
+  if (DYNAMIC_ONLY_BROKER_LONGS.has(name)) return T.LONG;
   const d = BROKER_CONFIG_DEFS[name];
   if (d) return TYPE_BY_NAME[d.type] ?? T.UNKNOWN;
   return BROKER_LOG_KEYS[name]?.[0] ?? T.UNKNOWN;
@@ -446,7 +462,8 @@ export function validateBrokerConfigs(props: Record<string, string>, perBroker: 
     const type = brokerConfigType(key);
     const v = value.trim();
     let ok = true;
-    if (type === T.INT || type === T.LONG || type === T.SHORT) ok = /^-?\d+$/.test(v);
+    if (DYNAMIC_ONLY_BROKER_LONGS.has(key)) ok = /^\d+$/.test(v) && BigInt(v) <= BigInt(LONG_MAX);
+    else if (type === T.INT || type === T.LONG || type === T.SHORT) ok = /^-?\d+$/.test(v);
     else if (type === T.BOOLEAN) ok = v === "true" || v === "false";
     else if (type === T.DOUBLE) ok = v !== "" && Number.isFinite(Number(v));
     if (!ok) {
@@ -455,9 +472,11 @@ export function validateBrokerConfigs(props: Record<string, string>, perBroker: 
           ? "true or false"
           : type === T.DOUBLE
             ? "a number"
-            : type === T.LONG
-              ? "a long"
-              : "an integer";
+            : DYNAMIC_ONLY_BROKER_LONGS.has(key)
+              ? "a long >= 0 (bytes/s)"
+              : type === T.LONG
+                ? "a long"
+                : "an integer";
       throw new ConfigValidationError(
         "INVALID_CONFIG",
         `Invalid value ${JSON.stringify(value)} for configuration ${key}: expected ${expected}`,

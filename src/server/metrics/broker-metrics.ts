@@ -14,6 +14,8 @@
 //   Tributary's QuarantinedBytes with LogManager QuarantinedPartitionCount (log-quarantine.ts);
 // - kafka.server:type=socket-server-metrics,listener=…,networkProcessor=0 — connection-count (one event
 //   loop: one "network processor");
+// - kafka.server:type=LeaderReplication / FollowerReplication / AlterLogDirsReplication — byte-rate
+//   (replication-quota-metrics.ts);
 // - kafka.server:type=KafkaServer — BrokerState, linux-disk-read-bytes / linux-disk-write-bytes
 //   (linux-io-metrics.ts);
 // - NetworkProcessorAvgIdlePercent and RequestHandlerAvgIdlePercent: the event loop's idle fraction
@@ -28,6 +30,7 @@ import type { Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import type { LogManager } from "../../storage/log-manager.js";
 import type { MetadataCache } from "../metadata/metadata-cache.js";
+import type { ReplicationQuotas } from "../quota/replication-quotas.js";
 import type { ReplicaManager } from "../replication/replica-manager.js";
 import { BrokerTopicStats } from "./broker-topic-stats.js";
 import { IdleMetrics } from "./idle-metrics.js";
@@ -35,6 +38,7 @@ import { collectLinuxIoMetrics } from "./linux-io-metrics.js";
 import { partitionGauges } from "./partition-metrics.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { ReplicationMetrics } from "./replication-metrics.js";
+import { replicationQuotaGauges } from "./replication-quota-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { RuntimeMetrics } from "./runtime-metrics.js";
 
@@ -60,6 +64,8 @@ export interface BrokerMetricsSources {
   readonly replicaFetcherMaxLag?: () => number;
   /** The socket server's request memory pool and the connections it closed or saw near the file limit. */
   readonly socketServer?: () => SocketServerStats | undefined;
+  /** The replication throttles (byte-rate of LeaderReplication, FollowerReplication, AlterLogDirsReplication). */
+  readonly replicationQuotas?: () => ReplicationQuotas | undefined;
 }
 
 export interface SocketServerStats {
@@ -154,6 +160,7 @@ export class BrokerMetrics {
       ),
     ]);
     r.register(() => socketServerGauges(sources.socketServer?.()));
+    r.register(() => replicationQuotaGauges(sources.replicationQuotas?.()));
     r.register(() => this.idle.collect());
     r.register(() => collectLinuxIoMetrics());
     r.register(() => collectProcessMetrics(this.time));

@@ -4,7 +4,9 @@
 // something changed that the fetcher must hear about (leadership lost, partition gone, epoch changed, fetch
 // offset now out of range). On completion (early or on timeout) the partitions are read again and the
 // response goes out. While the bytes still missing fit in one batch header (min.bytes <= 61, as the
-// default 1), a visible offset past the fetch offset is enough and nothing is read to count it.
+// default 1), a visible offset past the fetch offset is enough and nothing is read to count it. A follower's
+// partition held back by the leader replication quota does not count (Kafka's DelayedFetch), so a fully
+// throttled follower waits out max.wait.ms instead of fetching nothing in a loop.
 
 import type { TopicPartition } from "../../common/topic-partition.js";
 import { RECORD_BATCH_OVERHEAD } from "../../protocol/records/index.js";
@@ -75,6 +77,8 @@ export class DelayedFetch extends DelayedOperation {
     private readonly respond: (results: FetchPartitionData[]) => void,
     /** What the first read found per partition (same order), so it is not counted again. */
     initial: ReadonlyArray<{ end: bigint; bytes: number }>,
+    /** Partitions whose bytes the leader quota holds back from this (follower) fetch: not counted. */
+    private readonly throttled: (partition: Partition) => boolean = () => false,
   ) {
     super(delayMs);
     this.watches = initial.map((i) => ({ lastEnd: i.end, bytes: i.bytes }));
@@ -121,6 +125,7 @@ export class DelayedFetch extends DelayedOperation {
           w.bytes = 0;
         }
       }
+      if (w.bytes > 0 && this.throttled(partition)) continue;
       accumulated += w.bytes;
     }
     return accumulated >= this.params.minBytes ? this.forceComplete() : false;

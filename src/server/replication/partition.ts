@@ -140,6 +140,65 @@ export class Partition {
     return this._log;
   }
 
+  /** The local replica's future log: its copy being built in another log dir (AlterReplicaLogDirs). */
+  get futureLog(): UnifiedLog | undefined {
+    return this.logManager.getFutureLog(this.topicPartition);
+  }
+
+  /** Whether a future log exists in a dir other than `dir` (Kafka's futureReplicaDirChanged). */
+  futureReplicaDirChanged(dir: string): boolean {
+    const futureDir = this.logManager.futureLogDirOf(this.topicPartition);
+    return futureDir !== undefined && futureDir !== (this.logManager.configuredLogDir(dir) ?? dir);
+  }
+
+  /**
+   * Kafka's maybeCreateFutureReplica: creates the future log in `dir` unless the current log is already
+   * there or the future log exists there; returns whether it was created (the copy then starts).
+   */
+  maybeCreateFutureReplica(dir: string): boolean {
+    const target = this.logManager.configuredLogDir(dir) ?? dir;
+    if (this.logManager.logDirOf(this.topicPartition) === target) return false;
+    const futureDir = this.logManager.futureLogDirOf(this.topicPartition);
+    if (futureDir !== undefined) {
+      if (futureDir !== target)
+        throw new Error(
+          `The future log dir ${futureDir} of ${this.key} is different from the requested log dir ${target}`,
+        );
+      return false;
+    }
+    this.logManager.getOrCreateFutureLog(this.topicPartition, this._topicId || undefined);
+    return true;
+  }
+
+  /** Whether the future log's dir is full (its appends would be refused). */
+  get isFutureLogDirFull(): boolean {
+    const dir = this.logManager.futureLogDirOf(this.topicPartition);
+    return dir !== undefined && this.logManager.isLogDirFull(dir);
+  }
+
+  /** Removes the future log (Kafka's removeFutureLocalReplica): a move cancelled, redirected or failed. */
+  removeFutureReplica(): void {
+    this.logManager.removeFutureLog(this.topicPartition);
+  }
+
+  /**
+   * Kafka's maybeReplaceCurrentWithFutureReplica: when the future log ends where the current log ends, it
+   * becomes the replica's log (synchronously: no append in between). Returns whether it did.
+   */
+  maybeReplaceCurrentWithFutureReplica(): boolean {
+    const current = this._log;
+    const future = this.futureLog;
+    if (current === undefined || future === undefined || future.logEndOffset !== current.logEndOffset)
+      return false;
+    try {
+      this._log = this.logManager.replaceCurrentWithFutureLog(this.topicPartition);
+    } finally {
+      // After a failure the LogManager has the partition offline (or still the current log).
+      if (this._log === current) this._log = this.logManager.getLog(this.topicPartition);
+    }
+    return true;
+  }
+
   /**
    * Why the local replica is offline (its log could not be opened or written: Kafka's offline replica,
    * KAFKA_STORAGE_ERROR), or undefined.

@@ -12,6 +12,10 @@
 // next fetch carries the older epoch and the leader answers again until they agree. A leader below Fetch
 // v12 gets the older way: OffsetForLeaderEpoch before the first fetch, asked again per iteration. A log
 // without epochs truncates to its high watermark before fetching (Kafka's fallback).
+// Replication throttling (follower side, Kafka's shouldFollowerThrottle): while the follower quota is
+// exceeded, partitions in follower.replication.throttled.replicas that are not caught up are left out of
+// the fetch (a fetch left empty waits until the quota allows bytes again, at most replica.fetch.backoff.ms);
+// their bytes received are recorded.
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import type { Logger } from "../../common/logger.js";
@@ -27,6 +31,7 @@ import {
   type InterBrokerSecurity,
   isAuthenticationFailure,
 } from "../inter-broker-security.js";
+import type { ReplicaQuota } from "../quota/replication-quota-manager.js";
 import { ZERO_UUID } from "./fetch-session.js";
 import { FetchSessionHandler, type SessionPartitionData } from "./fetch-session-handler.js";
 import type { ReplicaManager } from "./replica-manager.js";
@@ -49,6 +54,8 @@ export interface ReplicaFetcherConfig {
   readonly brokerEpoch: () => bigint;
   /** The inter-broker listener's TLS and SASL. */
   readonly security?: InterBrokerSecurity;
+  /** The follower replication quota (Kafka's quotas.follower); none: unthrottled. */
+  readonly quota?: ReplicaQuota;
 }
 
 export interface FetchState {
@@ -182,9 +189,19 @@ export class ReplicaFetcherThread {
       }
     }
     const next: SessionPartitionData[] = [];
+    const quota = this.config.quota;
+    // Kafka's shouldFollowerThrottle, evaluated once per fetch: the quota measures what came in so far.
+    const quotaExceeded = quota?.isQuotaExceeded() === true;
+    let throttledOut = false;
     for (const s of ready) {
       const log = this.replicaManager.getPartition(s.topicPartition)?.log;
       if (log === undefined) continue;
+      // Not asked for while the follower quota is exceeded, unless caught up (lag 0 at the last response).
+      const inSync = s.lag !== undefined && s.lag <= 0n;
+      if (quotaExceeded && !inSync && quota?.isThrottled(s.topicPartition)) {
+        throttledOut = true;
+        continue;
+      }
       next.push({
         topic: s.topicPartition.topic,
         partition: s.topicPartition.partition,
@@ -196,7 +213,11 @@ export class ReplicaFetcherThread {
       });
     }
     if (next.length === 0) {
-      await sleep(this.config.backoffMs);
+      // Kafka waits replica.fetch.backoff.ms; when only the throttle emptied the fetch, Tributary waits just
+      // until the quota allows bytes again (at most that long): a 1 s wait each time would hold the moves
+      // some 10 % under the rate set.
+      const wait = throttledOut ? Math.max(10, quota?.throttleTimeMs() ?? 0) : this.config.backoffMs;
+      await sleep(Math.min(wait, this.config.backoffMs));
       return;
     }
     const built = this.session.build(next);
@@ -396,6 +417,7 @@ export class ReplicaFetcherThread {
         if (records !== null && records.length > 0) {
           this.fetchedBytes += records.length;
           log.appendAsFollower(records);
+          if (this.config.quota?.isThrottled(tp)) this.config.quota.record(records.length);
         }
         state.fetchOffset = log.logEndOffset;
         state.lag = p.highWatermark > log.logEndOffset ? p.highWatermark - log.logEndOffset : 0n;

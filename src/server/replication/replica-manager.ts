@@ -11,6 +11,9 @@
 // topic needs records looked at (the LogValidator, via Partition) and a fetch returns views of the segment
 // bytes read. A partition whose log failed answers KAFKA_STORAGE_ERROR (Partition.isOffline).
 // Appends and fetches mark Kafka's BrokerTopicMetrics (brokerTopicStats): per partition, never per record.
+// Moves of replicas between this broker's log dirs (AlterReplicaLogDirs: alterReplicaLogDirs) create the
+// future log and hand the partition to the ReplicaAlterLogDirsThread, which copies and swaps; a future log
+// found at startup is resumed when its partition becomes leader or follower.
 
 import { Logger } from "../../common/logger.js";
 import { MetricsRegistry } from "../../common/metrics/metrics-registry.js";
@@ -24,6 +27,7 @@ import type { AppendOrigin } from "../../storage/producer-state/producer-append-
 import { isInternalTopic } from "../metadata/internal-topics.js";
 import type { PartitionState } from "../metadata/partition-state.js";
 import { BrokerTopicStats } from "../metrics/broker-topic-stats.js";
+import type { ReplicaQuota } from "../quota/replication-quota-manager.js";
 import {
   DelayedFetch,
   type FetchParams,
@@ -38,6 +42,7 @@ import {
 } from "./delayed-produce.js";
 import { FetchSessionCache } from "./fetch-session.js";
 import { Partition, RecordValidationError } from "./partition.js";
+import { type AlterLogDirsQuota, ReplicaAlterLogDirsThread } from "./replica-alter-log-dirs-thread.js";
 
 export type { FetchParams, FetchPartitionData, FetchPartitionInfo } from "./delayed-fetch.js";
 export type { ProducePartitionResult } from "./delayed-produce.js";
@@ -107,8 +112,15 @@ export class ReplicaManager {
   private hwCheckpointTask: ScheduledTask | undefined;
   private stopped = false;
   private readonly txnMarkerListeners: TxnMarkerListener[] = [];
+  /** Copies replicas moving between this broker's log dirs into their future logs (Kafka's ReplicaAlterLogDirsManager). */
+  readonly alterLogDirsThread: ReplicaAlterLogDirsThread;
   /** Told of every follower fetch of a partition this broker leads (the AlterPartitionManager's ISR expansion). */
   followerFetchListener: ((partition: Partition, replicaId: number) => void) | undefined;
+  /**
+   * The leader replication quota (Kafka's quotas.leader): a follower outside the ISR fetching a throttled
+   * partition gets no records while it is exceeded, and its bytes do not count toward min.bytes.
+   */
+  leaderReplicationQuota: ReplicaQuota | undefined;
 
   constructor(
     readonly brokerId: number,
@@ -122,6 +134,7 @@ export class ReplicaManager {
     this.logger = new Logger("kafka.server.ReplicaManager", `ReplicaManager broker=${brokerId}`);
     this.delayedProducePurgatory = new DelayedOperationPurgatory("Produce", scheduler);
     this.delayedFetchPurgatory = new DelayedOperationPurgatory("Fetch", scheduler);
+    this.alterLogDirsThread = new ReplicaAlterLogDirsThread(brokerId, (tp) => this.getPartition(tp));
     this.fetchSessionCache = new FetchSessionCache(
       config.maxIncrementalFetchSessionCacheSlots ?? 1000,
       config.fetchSessionEvictionMs ?? 120_000,
@@ -138,6 +151,7 @@ export class ReplicaManager {
   shutdown(checkpointHW = true): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.alterLogDirsThread.shutdown();
     this.hwCheckpointTask?.cancel();
     this.hwCheckpointTask = undefined;
     this.delayedFetchPurgatory.shutdown();
@@ -247,6 +261,9 @@ export class ReplicaManager {
         const hw = partition.log === undefined ? checkpoints.get(key) : undefined;
         if (state.leader === this.brokerId) partition.makeLeader(state, hw);
         else partition.makeFollower(state, hw);
+        // A future log found at startup (a move between log dirs in progress) is copied on.
+        if (partition.futureLog !== undefined && partition.log !== undefined)
+          this.alterLogDirsThread.addPartition(tp);
         // A smaller ISR can move the HW at once; a lost leadership fails what waited on it.
         this.tryCompleteDelayedRequests(key);
         // A replica on an offline or full log dir (its log failed, cannot be written or created; the
@@ -282,6 +299,7 @@ export class ReplicaManager {
       const tp = { topic: p.topic, partition: p.partition };
       const key = topicPartitionKey(tp);
       this.partitions.delete(key);
+      this.alterLogDirsThread.removePartition(tp);
       this.tryCompleteDelayedRequests(key);
       let errorCode: number = ErrorCode.NONE;
       if (deletePartitions) {
@@ -444,12 +462,27 @@ export class ReplicaManager {
         (p, infos) => this.readFromLocalLog(p, infos),
         resolve,
         initial,
+        (p) => this.shouldLeaderThrottle(p, params.replicaId),
       );
       this.delayedFetchPurgatory.tryCompleteElseWatch(
         op,
         partitions.map((p) => topicPartitionKey(p.topicPartition)),
       );
     });
+  }
+
+  /**
+   * Kafka's shouldLeaderThrottle: a fetch by `replicaId` (a follower, >= 0) of a partition the leader quota
+   * throttles, from a replica not in the ISR, while the quota is exceeded.
+   */
+  shouldLeaderThrottle(partition: Partition, replicaId: number): boolean {
+    const quota = this.leaderReplicationQuota;
+    if (quota === undefined || replicaId < 0) return false;
+    return (
+      !partition.isr.includes(replicaId) &&
+      quota.isThrottled(partition.topicPartition) &&
+      quota.isQuotaExceeded()
+    );
   }
 
   /**
@@ -476,8 +509,11 @@ export class ReplicaManager {
           minOneMessage,
           params.allocate,
         );
-        if (r.records.length > 0) minOneMessage = false;
-        limitBytes = Math.max(0, limitBytes - r.records.length);
+        // A throttled follower gets the offsets but no records (Kafka: an empty FetchDataInfo).
+        const throttled = r.records.length > 0 && this.shouldLeaderThrottle(partition, params.replicaId);
+        const records = throttled ? EMPTY : r.records;
+        if (records.length > 0) minOneMessage = false;
+        limitBytes = Math.max(0, limitBytes - records.length);
         if (params.replicaId >= 0 && partition.isLeader) {
           if (partition.updateFollowerFetchState(params.replicaId, info.fetchOffset, info.logStartOffset))
             this.delayedProducePurgatory.checkAndComplete(partition.key);
@@ -489,7 +525,7 @@ export class ReplicaManager {
           highWatermark: r.highWatermark,
           lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset,
-          records: r.records,
+          records,
           preferredReadReplica: -1,
           abortedTransactions: r.abortedTransactions,
         });
@@ -584,6 +620,79 @@ export class ReplicaManager {
    */
   onTxnMarkerAppended(listener: TxnMarkerListener): void {
     this.txnMarkerListeners.push(listener);
+  }
+
+  /** Connects the throttle of log-dir moves (replica.alter.log.dirs.io.max.bytes.per.second). */
+  setAlterLogDirsQuota(quota: AlterLogDirsQuota | undefined): void {
+    this.alterLogDirsThread.quota = quota;
+  }
+
+  /**
+   * AlterReplicaLogDirs (Kafka's ReplicaManager.alterReplicaLogDirs): moves each replica to the given log
+   * dir of this broker. A move to another dir than the one in progress cancels that one; a replica not yet
+   * on this broker gets the dir remembered for when it is created (REPLICA_NOT_AVAILABLE); otherwise the
+   * future log is created there and the copy starts. Errors per partition: LOG_DIR_NOT_FOUND (not one of
+   * log.dirs), KAFKA_STORAGE_ERROR (the dir or the replica offline, or the future log cannot be created),
+   * INVALID_TOPIC_EXCEPTION (a future dir name over 255 characters), REPLICA_NOT_AVAILABLE,
+   * UNKNOWN_TOPIC_OR_PARTITION (a partition the cluster does not have).
+   */
+  alterReplicaLogDirs(
+    entries: ReadonlyArray<{ topicPartition: TopicPartition; dir: string }>,
+    partitionExists: (tp: TopicPartition) => boolean,
+  ): Array<{ topicPartition: TopicPartition; errorCode: number }> {
+    return entries.map(({ topicPartition: tp, dir }) => {
+      const key = topicPartitionKey(tp);
+      try {
+        // `<tp>.<32 hex>-future` must be a valid file name (Kafka's KAFKA-4893 check).
+        if (`${key}.${"0".repeat(32)}-future`.length > 255)
+          throw new KafkaError("INVALID_TOPIC_EXCEPTION", "The topic name is too long.");
+        if (!this.logManager.isLogDirOnline(dir))
+          throw new KafkaError("KAFKA_STORAGE_ERROR", `Log directory ${dir} is offline`);
+        const hosted = this.getPartition(tp);
+        if (hosted !== undefined) {
+          if (hosted.isOffline) throw new KafkaError("KAFKA_STORAGE_ERROR", `Partition ${key} is offline`);
+          if (hosted.futureReplicaDirChanged(dir)) {
+            this.alterLogDirsThread.removePartition(tp);
+            hosted.removeFutureReplica();
+          }
+        }
+        this.logManager.maybeUpdatePreferredLogDir(tp, dir);
+        if (hosted === undefined) {
+          if (!partitionExists(tp))
+            throw new KafkaError(
+              "UNKNOWN_TOPIC_OR_PARTITION",
+              `This server does not host this topic-partition: ${key}`,
+            );
+          throw new KafkaError(
+            "REPLICA_NOT_AVAILABLE",
+            `Replica ${this.brokerId} of ${key} is not available yet`,
+          );
+        }
+        if (hosted.log === undefined)
+          throw new KafkaError("REPLICA_NOT_AVAILABLE", `Replica ${this.brokerId} of ${key} has no log yet`);
+        if (hosted.maybeCreateFutureReplica(dir)) this.alterLogDirsThread.addPartition(tp);
+        return { topicPartition: tp, errorCode: ErrorCode.NONE };
+      } catch (e) {
+        if (!(e instanceof KafkaError)) {
+          this.logger.error(`Error while changing replica dir for partition ${key}: ${(e as Error).message}`);
+          return { topicPartition: tp, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
+        }
+        this.logger.warn(`Unable to alter log dirs for ${key}: ${e.message}`);
+        return { topicPartition: tp, errorCode: e.code };
+      }
+    });
+  }
+
+  /**
+   * DescribeLogDirs' offset_lag (Kafka's getLogEndOffsetLag): for a future log, how far its end is behind
+   * the current log's; for a current log, how far it is behind its high watermark.
+   */
+  logEndOffsetLag(tp: TopicPartition, logEndOffset: bigint, isFuture: boolean): bigint {
+    const log = this.logManager.getLog(tp);
+    if (log === undefined) return -1n;
+    if (isFuture) return log.logEndOffset - logEndOffset;
+    const lag = log.highWatermark - logEndOffset;
+    return lag > 0n ? lag : 0n;
   }
 
   /** DeleteRecords on the leaders: the low watermark per partition, or a KafkaError. */

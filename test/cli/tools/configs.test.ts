@@ -159,7 +159,11 @@ describe("tributary configs", () => {
       ],
       [
         ["--describe", "--entity-type", "ips"],
-        "Invalid entity type ips, the entity type must be one of topics,brokers,broker-loggers,users with the --bootstrap-server argument",
+        "Invalid entity type ips, the entity type must be one of topics,clients,users,brokers,broker-loggers with the --bootstrap-server argument",
+      ],
+      [
+        ["--alter", "--entity-type", "users", "--add-config", "producer_byte_rate=1"],
+        "An entity-name or default entity must be specified with --alter of users, clients, brokers or ips",
       ],
       [
         ["--describe", "--broker", "zero"],
