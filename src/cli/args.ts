@@ -5,7 +5,7 @@
 // CommandLineUtils reports. `runTool` wraps a tool so that no error ever prints a stack trace.
 
 import type { AdminClientOptions } from "../client/admin/admin-client.js";
-import { sslFromProperties } from "../client/config-parsing.js";
+import { securityFromProperties } from "../client/config-parsing.js";
 import { KafkaClientError } from "../client/errors.js";
 import { CLIENT_SOFTWARE_VERSION } from "../client/network/broker-connection.js";
 import { loadPropertiesFile } from "../client/producer/properties-file.js";
@@ -222,7 +222,7 @@ export async function runTool(
 /**
  * AdminClient options from `--bootstrap-server` and `--command-config <file>` (Kafka's admin
  * properties: bootstrap.servers, client.id, request.timeout.ms, default.api.timeout.ms,
- * retry.backoff.ms, socket.connection.setup.timeout.ms, security.protocol and ssl.*).
+ * retry.backoff.ms, socket.connection.setup.timeout.ms, security.protocol, ssl.* and sasl.*).
  */
 export function adminClientOptions(
   bootstrapServer: string | undefined,
@@ -251,8 +251,9 @@ export function adminClientOptions(
   if (backoffMs !== undefined) options.retryBackoffMs = backoffMs;
   const connectMs = num("socket.connection.setup.timeout.ms");
   if (connectMs !== undefined) options.connectTimeoutMs = connectMs;
-  // security.protocol=SSL with the ssl.* settings: TLS to the brokers.
-  const ssl = sslFromProperties(props);
+  // security.protocol with the ssl.* (TLS) and sasl.* (SASL) settings.
+  const { ssl, sasl } = securityFromProperties(props);
   if (ssl !== undefined) options.ssl = ssl;
+  if (sasl !== undefined) options.sasl = sasl;
   return options;
 }

@@ -1,8 +1,14 @@
 // Client config value parsing shared by the producer and consumer configs: Kafka's ConfigException and
 // the int / boolean / list value types of ConfigDef, with Kafka's wording for a bad value, plus the check
-// that bootstrap.servers was given; security.protocol and the ssl.* settings (TLS to the brokers).
+// that bootstrap.servers was given; security.protocol with the ssl.* settings (TLS to the brokers) and
+// sasl.mechanism / sasl.jaas.config (SASL authentication on every connection).
 
 import { clientSslOptions, SslConfigError, type SslOptions } from "../common/ssl-engine-factory.js";
+import {
+  type SaslClientConfig,
+  SaslClientConfigError,
+  saslClientConfig,
+} from "./network/sasl/sasl-client-mechanisms.js";
 
 /** A bad configuration value (Kafka's ConfigException). */
 export class ConfigException extends Error {
@@ -52,27 +58,41 @@ export interface CommonClientConfig {
   requestTimeoutMs: number;
   retryBackoffMs: number;
   metadataMaxAgeMs: number;
-  /** security.protocol=SSL: the TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  /** security.protocol=SSL/SASL_SSL: the TLS options from the ssl.* settings (undefined: no TLS). */
   ssl?: SslOptions;
+  /** security.protocol=SASL_PLAINTEXT/SASL_SSL: sasl.mechanism and sasl.jaas.config's credentials. */
+  sasl?: SaslClientConfig;
 }
 
+/** How a client reaches the brokers: TLS options and SASL credentials, each when its protocol needs it. */
+export interface ClientSecurity {
+  ssl?: SslOptions;
+  sasl?: SaslClientConfig;
+}
+
+const SECURITY_PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
+
 /**
- * security.protocol (PLAINTEXT or SSL; the SASL ones are not supported yet) and the ssl.* settings of a
- * client's properties: the TLS options when SSL, undefined when PLAINTEXT.
+ * security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL) with the ssl.* settings (SSL, SASL_SSL)
+ * and sasl.mechanism / sasl.jaas.config (SASL_*) of a client's properties.
  */
-export function sslFromProperties(props: Readonly<Record<string, string>>): SslOptions | undefined {
+export function securityFromProperties(props: Readonly<Record<string, string>>): ClientSecurity {
   const protocol = (props["security.protocol"] ?? "PLAINTEXT").trim().toUpperCase();
-  if (protocol === "PLAINTEXT") return undefined;
-  if (protocol !== "SSL")
+  if (!SECURITY_PROTOCOLS.includes(protocol))
     throw new ConfigException(
-      `Invalid value ${props["security.protocol"]} for configuration security.protocol: PLAINTEXT or SSL (${protocol} is not supported yet)`,
+      `Invalid value ${props["security.protocol"]} for configuration security.protocol: one of ${SECURITY_PROTOCOLS.join(", ")}`,
     );
+  const out: ClientSecurity = {};
   try {
-    return clientSslOptions((key) => props[key]);
+    if (protocol === "SSL" || protocol === "SASL_SSL") out.ssl = clientSslOptions((key) => props[key]);
+    if (protocol.startsWith("SASL_"))
+      out.sasl = saslClientConfig(props["sasl.mechanism"], props["sasl.jaas.config"]);
   } catch (e) {
-    if (e instanceof SslConfigError) throw new ConfigException(e.message);
+    if (e instanceof SslConfigError || e instanceof SaslClientConfigError)
+      throw new ConfigException(e.message);
     throw e;
   }
+  return out;
 }
 
 /** Sets `c`'s field for one of the common client properties; false when `key` is not one of them. */
@@ -94,7 +114,7 @@ export function applyCommonClientProperty(c: CommonClientConfig, key: string, va
       c.metadataMaxAgeMs = intValue(key, value, 0);
       return true;
     default:
-      // security.protocol and ssl.* are read together (sslFromProperties) by the config builders.
-      return key === "security.protocol" || key.startsWith("ssl.");
+      // security.protocol, ssl.* and sasl.* are read together (securityFromProperties) by the builders.
+      return key === "security.protocol" || key.startsWith("ssl.") || key.startsWith("sasl.");
   }
 }

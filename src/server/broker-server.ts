@@ -357,6 +357,7 @@ export class KafkaServer {
         endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
         appendLocally: (markers) => this.replicaManager!.appendTxnMarkers(markers),
         requestTimeoutMs: config.getInt("request.timeout.ms"),
+        security: config.interBrokerSecurity,
       });
       this.txnMarkerRouter = txnMarkerRouter;
       const rm = this.replicaManager;
@@ -396,6 +397,7 @@ export class KafkaServer {
         leaderOf: (tp) => cache.partitionState(tp.topic, tp.partition)?.leader ?? -1,
         endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
         requestTimeoutMs: config.getInt("request.timeout.ms"),
+        security: config.interBrokerSecurity,
       });
       this.addPartitionsToTxnManager = addPartitionsToTxnManager;
       // Registered before start(): the first delta is every config.
@@ -421,6 +423,7 @@ export class KafkaServer {
           backoffMs: config.getInt("replica.fetch.backoff.ms"),
           socketTimeoutMs: config.getInt("replica.socket.timeout.ms"),
           brokerEpoch: () => this.brokerEpoch,
+          security: config.interBrokerSecurity,
           quota: this.replicationQuotas.follower,
         },
         (id) => controllerRequests.leaderEndpoint(id, config.interBrokerListenerName),
@@ -448,6 +451,7 @@ export class KafkaServer {
         uncleanLeaderElectionEnable: config.getBoolean("unclean.leader.election.enable"),
         // The controller's requests go to the control-plane listener when there is one (Kafka's KIP-291).
         interBrokerListenerName: config.controlPlaneListenerName ?? config.interBrokerListenerName,
+        security: config.controlPlaneSecurity,
         localReceiver: controllerRequests,
         requestTimeoutMs: config.getInt("controller.socket.timeout.ms"),
         registerBroker: () => this.registerBroker(),
@@ -472,6 +476,7 @@ export class KafkaServer {
               : undefined,
           controllerId: () => cache.controllerId,
           endpointOf: (id) => cache.endpointFor(id, config.interBrokerListenerName),
+          security: config.interBrokerSecurity,
         },
         this.scheduler,
         config.getLong("replica.lag.time.max.ms"),
@@ -736,6 +741,7 @@ export class KafkaServer {
           const conn = await BrokerConnection.connect(e.host, e.port, {
             clientId: `broker-${config.brokerId}-controlled-shutdown`,
             requestTimeoutMs: timeoutMs,
+            ...config.interBrokerSecurity,
           });
           try {
             const r = await conn.send(Apis.ControlledShutdown, conn.versionFor(Apis.ControlledShutdown), {

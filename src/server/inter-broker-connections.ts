@@ -2,9 +2,18 @@
 // peers outside the controller's channel and the replica fetchers (WriteTxnMarkers, the KIP-890
 // AddPartitionsToTxn verification, AlterPartition) — Kafka's InterBrokerSendThread's NetworkClient role.
 // Connects on first use to the broker's endpoint on the inter-broker listener; a closed or failed
-// connection is dropped and the next request connects again.
+// connection is dropped and the next request connects again. Connections use the inter-broker listener's
+// TLS and SASL (`security`, inter-broker-security.ts); a peer refusing them is logged as an ERROR.
 
 import { BrokerConnection } from "../client/network/broker-connection.js";
+import { Logger } from "../common/logger.js";
+import {
+  authenticationFailureLine,
+  type InterBrokerSecurity,
+  isAuthenticationFailure,
+} from "./inter-broker-security.js";
+
+const log = new Logger("org.apache.kafka.clients.NetworkClient");
 
 export class InterBrokerConnections {
   private readonly connections = new Map<number, Promise<BrokerConnection>>();
@@ -13,6 +22,7 @@ export class InterBrokerConnections {
     private readonly clientId: string,
     private readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
     private readonly requestTimeoutMs: number,
+    private readonly security: InterBrokerSecurity = {},
   ) {}
 
   /** The connection to `brokerId` (connecting when there is none, or it closed). */
@@ -30,9 +40,14 @@ export class InterBrokerConnections {
     const p = BrokerConnection.connect(e.host, e.port, {
       clientId: this.clientId,
       requestTimeoutMs: this.requestTimeoutMs,
+      ...this.security,
     });
     this.connections.set(brokerId, p);
-    p.catch(() => this.connections.delete(brokerId));
+    p.catch((err) => {
+      this.connections.delete(brokerId);
+      if (isAuthenticationFailure(err))
+        log.error(`[${this.clientId}] ${authenticationFailureLine(brokerId, e, err as Error)}`);
+    });
     return p;
   }
 

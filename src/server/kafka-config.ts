@@ -30,6 +30,11 @@ import {
   NEVER_MS,
 } from "../storage/log-config.js";
 import type { LogManagerConfig } from "../storage/log-manager.js";
+import {
+  type InterBrokerSecurity,
+  InterBrokerSecurityError,
+  interBrokerSecurity,
+} from "./inter-broker-security.js";
 import { type MetricsListener, parseMetricsListener } from "./metrics/metrics-http-server.js";
 import { AUTHORIZER_CLASS_NAMES } from "./security/authorizer/acl-authorizer.js";
 import type { CredentialCache } from "./security/credential-cache.js";
@@ -441,6 +446,10 @@ export class KafkaConfig {
   readonly interBrokerListenerName: string;
   /** control.plane.listener.name: where the controller sends its requests (null: the inter-broker listener). */
   readonly controlPlaneListenerName: string | null;
+  /** TLS and SASL of this broker's connections to its peers on the inter-broker listener. */
+  readonly interBrokerSecurity: InterBrokerSecurity;
+  /** The same for the controller's connections (the control-plane listener's when set). */
+  readonly controlPlaneSecurity: InterBrokerSecurity;
   readonly logDirs: readonly string[];
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
@@ -566,17 +575,6 @@ export class KafkaConfig {
     } else {
       this.interBrokerListenerName = this.getString("security.inter.broker.protocol") ?? "PLAINTEXT";
     }
-    const interBroker = this.listeners.find((l) => l.listenerName === this.interBrokerListenerName);
-    if (
-      interBroker !== undefined &&
-      interBroker.securityProtocol !== "PLAINTEXT" &&
-      this.zookeeperConnect !== null
-    )
-      throw ConfigException.invalid(
-        "inter.broker.listener.name",
-        this.interBrokerListenerName,
-        `a PLAINTEXT listener: brokers of a cluster talk to each other in plaintext only for now (${this.interBrokerListenerName} is ${interBroker.securityProtocol})`,
-      );
     if (!this.advertisedListeners.some((a) => a.listenerName === this.interBrokerListenerName)) {
       throw ConfigException.invalid(
         "inter.broker.listener.name",
@@ -602,6 +600,15 @@ export class KafkaConfig {
         );
       }
     }
+
+    // How this broker connects to its peers (in a cluster): the inter-broker (and control-plane) listener's
+    // TLS and SASL, read now so that a bad setting stops the broker at startup.
+    const clustered = this.zookeeperConnect !== null;
+    this.interBrokerSecurity = clustered ? this.clientSecurityFor(this.interBrokerListenerName) : {};
+    this.controlPlaneSecurity =
+      this.controlPlaneListenerName === null || !clustered
+        ? this.interBrokerSecurity
+        : this.clientSecurityFor(this.controlPlaneListenerName);
 
     const dirs = (this.values.get("log.dirs") as string[] | null) ?? (this.values.get("log.dir") as string[]);
     if (dirs.length === 0) throw ConfigException.invalid("log.dirs", "", "at least one directory");
@@ -713,6 +720,25 @@ export class KafkaConfig {
     } catch (e) {
       if (e instanceof SslPrincipalMapperError)
         throw ConfigException.invalid("ssl.principal.mapping.rules", value, e.message);
+      throw e;
+    }
+  }
+
+  /**
+   * The client side of a listener, for this broker's connections to its peers on it (inter-broker-security.ts);
+   * a bad setting is a ConfigException.
+   */
+  clientSecurityFor(listenerName: string): InterBrokerSecurity {
+    const listener = this.listeners.find((l) => l.listenerName === listenerName);
+    const protocol =
+      listener?.securityProtocol ?? this.listenerSecurityProtocolMap.get(listenerName) ?? "PLAINTEXT";
+    const enabled = protocol.startsWith("SASL_")
+      ? [...this.saslConfigFor(listenerName).mechanisms.keys()]
+      : [];
+    try {
+      return interBrokerSecurity(listenerName, protocol, (key) => this.originals.get(key), enabled);
+    } catch (e) {
+      if (e instanceof InterBrokerSecurityError) throw new ConfigException(e.message);
       throw e;
     }
   }

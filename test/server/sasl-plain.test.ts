@@ -6,6 +6,11 @@
 //   - Before authenticating, a connection may send only ApiVersions and the SASL requests, each at most
 //     sasl.server.max.receive.size bytes: a huge announced frame or a Metadata request closes it at once.
 //   - SaslHandshake on a plaintext listener (or after authenticating) is ILLEGAL_SASL_STATE.
+//   - @platformatic/kafka over SASL_SSL with PLAIN: admin, produce, consume in a group.
+//   - The project's tools over SASL_SSL with PLAIN (security.protocol, sasl.mechanism, sasl.jaas.config in
+//     --command-config / --producer.config / --consumer.config): topics, console-producer,
+//     console-consumer in a group; a wrong password is one line with SASL_AUTHENTICATION_FAILED's message,
+//     a mechanism the listener does not enable is one line naming the enabled ones.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -19,7 +24,8 @@ import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { BrokerHarness, runCommand } from "../support/broker-harness.js";
-import { kafkajsRoundTrip, metadataV1Frame } from "../support/raw-requests.js";
+import { kafkajsRoundTrip, metadataV1Frame, platformaticRoundTrip } from "../support/raw-requests.js";
+import { runTributary } from "../support/tributary-cli.js";
 import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -253,4 +259,164 @@ test("a SASL listener without users, or with GSSAPI (Kafka's default), stops the
     assert.match(r.stdout + r.stderr, expected);
     assert.doesNotMatch(r.stdout + r.stderr, /^\s+at /m);
   }
+});
+
+test("@platformatic/kafka over SASL_SSL with PLAIN: admin, produce, consume in a group", async () => {
+  await platformaticRoundTrip(
+    `127.0.0.1:${saslSslPort}`,
+    {
+      tls: { ca: readFileSync(f("b.pem")) },
+      sasl: { mechanism: "PLAIN", username: "alice", password: "alice-secret" },
+    },
+    "sasl-platformatic",
+  );
+});
+
+test("the project's tools over SASL_SSL with PLAIN (--command-config, --producer.config, --consumer.config)", async () => {
+  const config = (user: string, password: string, mechanism = "PLAIN"): string => {
+    const file = f(`client-${user}-${password}-${mechanism}.properties`);
+    writeFileSync(
+      file,
+      [
+        "security.protocol=SASL_SSL",
+        `sasl.mechanism=${mechanism}`,
+        `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="${user}" password="${password}";`,
+        "ssl.truststore.type=PEM",
+        `ssl.truststore.location=${f("b.pem")}`,
+        "",
+      ].join("\n"),
+    );
+    return file;
+  };
+  const alice = config("alice", "alice-secret");
+  const bootstrap = `127.0.0.1:${saslSslPort}`;
+  const created = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    alice,
+    "--create",
+    "--topic",
+    "sasl-tools",
+    "--partitions",
+    "2",
+  ]);
+  assert.equal(created.code, 0, created.stderr);
+  const produced = await runTributary(
+    [
+      "console-producer",
+      "--bootstrap-server",
+      bootstrap,
+      "--producer.config",
+      alice,
+      "--topic",
+      "sasl-tools",
+    ],
+    { input: "t1\nt2\nt3\n" },
+  );
+  assert.equal(produced.code, 0, produced.stderr);
+  const consumed = await runTributary([
+    "console-consumer",
+    "--bootstrap-server",
+    bootstrap,
+    "--consumer.config",
+    alice,
+    "--topic",
+    "sasl-tools",
+    "--group",
+    "sasl-tools-group",
+    "--from-beginning",
+    "--max-messages",
+    "3",
+    "--timeout-ms",
+    "20000",
+  ]);
+  assert.equal(consumed.code, 0, consumed.stderr);
+  assert.deepEqual(consumed.stdout.trim().split("\n").sort(), ["t1", "t2", "t3"]);
+  const described = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    alice,
+    "--describe",
+    "--topic",
+    "sasl-tools",
+  ]);
+  assert.equal(described.code, 0, described.stderr);
+  assert.match(described.stdout, /Topic: sasl-tools\s+TopicId: \S+\s+PartitionCount: 2/);
+
+  const wrong = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    config("alice", "wrong"),
+    "--list",
+  ]);
+  assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+  assert.match(wrong.stderr, /Authentication failed: Invalid username or password/);
+  assert.equal(wrong.stderr.trim().split("\n").length, 1, wrong.stderr);
+  const gssapi = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    config("alice", "alice-secret", "GSSAPI"),
+    "--list",
+  ]);
+  assert.equal(gssapi.code, 1);
+  assert.match(
+    gssapi.stderr,
+    /Invalid value GSSAPI for configuration sasl\.mechanism: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512$/m,
+  );
+  assert.equal(gssapi.stderr.trim().split("\n").length, 1, gssapi.stderr);
+  // A mechanism the client has but the listener does not enable: UNSUPPORTED_SASL_MECHANISM, naming them.
+  const scramFile = f("client-scram.properties");
+  writeFileSync(
+    scramFile,
+    [
+      "security.protocol=SASL_SSL",
+      "sasl.mechanism=SCRAM-SHA-512",
+      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";',
+      "ssl.truststore.type=PEM",
+      `ssl.truststore.location=${f("b.pem")}`,
+      "",
+    ].join("\n"),
+  );
+  const unsupported = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    bootstrap,
+    "--command-config",
+    scramFile,
+    "--list",
+  ]);
+  assert.equal(unsupported.code, 1);
+  assert.match(
+    unsupported.stderr,
+    /Client SASL mechanism 'SCRAM-SHA-512' not enabled in the server, enabled mechanisms are \[PLAIN\]/,
+  );
+  assert.equal(unsupported.stderr.trim().split("\n").length, 1, unsupported.stderr);
+  // SASL towards a PLAINTEXT listener: the broker answers the handshake with ILLEGAL_SASL_STATE.
+  const plainListener = f("sasl-to-plaintext.properties");
+  writeFileSync(
+    plainListener,
+    `security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";\n`,
+  );
+  const illegal = await runTributary([
+    "topics",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--command-config",
+    plainListener,
+    "--list",
+  ]);
+  assert.equal(illegal.code, 1);
+  assert.match(
+    illegal.stderr,
+    /does not expect a SASL handshake: is its listener SASL_PLAINTEXT or SASL_SSL\?/,
+  );
+  assert.equal(illegal.stderr.trim().split("\n").length, 1, illegal.stderr);
 });

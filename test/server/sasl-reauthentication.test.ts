@@ -10,6 +10,8 @@
 //     re-authentication …"), and the connection closes.
 //   - @platformatic/kafka (which re-authenticates at 80 % of the lifetime) keeps one admin working over
 //     three lifetimes, and the broker closes none of its connections for an expired session.
+//   - The project's own client (BrokerConnection, which the tools and the brokers' inter-broker connections use)
+//     re-authenticates at 85–95 % of the lifetime: one connection serves requests over three lifetimes.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -184,6 +186,39 @@ test("@platformatic/kafka re-authenticates: one admin keeps working over three s
     }
   } finally {
     await admin.close();
+  }
+  assert.equal([...broker.output.matchAll(EXPIRED)].length, expiredBefore, "no connection closed as expired");
+});
+
+test("the project's client re-authenticates: one connection serves requests over three session lifetimes", async () => {
+  const { BrokerConnection } = await import("../../src/client/network/broker-connection.js");
+  const expiredBefore = [...broker.output.matchAll(EXPIRED)].length;
+  const conn = await BrokerConnection.connect("127.0.0.1", saslPort, {
+    clientId: "reauth-project-client",
+    sasl: { mechanism: "SCRAM-SHA-512", credentials: { username: "alice", password: "alice-secret" } },
+  });
+  try {
+    // Requests every 250 ms, some in flight when a re-authentication is due (it waits for them, and new
+    // requests wait for it), for 9 s = three lifetimes.
+    const started = Date.now();
+    let n = 0;
+    while (Date.now() - started < 3 * LIFETIME_MS) {
+      const md = await Promise.all(
+        [0, 1].map(() =>
+          conn.send(Apis.Metadata, conn.versionFor(Apis.Metadata), {
+            ...defaultMetadataRequest(),
+            topics: [],
+          }),
+        ),
+      );
+      assert.ok(md.every((m) => m.brokers.length === 1));
+      n++;
+      await sleep(250);
+    }
+    assert.ok(n >= 20, `${n} rounds`);
+    assert.equal(conn.closed, false, "the same connection throughout");
+  } finally {
+    conn.close();
   }
   assert.equal([...broker.output.matchAll(EXPIRED)].length, expiredBefore, "no connection closed as expired");
 });

@@ -8,6 +8,8 @@
 //   - `--delete-config SCRAM-SHA-512` removes a credential: the user no longer authenticates with it.
 //   - Describe/AlterUserScramCredentials error cases on the wire (RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE,
 //     UNSUPPORTED_SASL_MECHANISM, UNACCEPTABLE_CREDENTIAL).
+//   - The project's tools (topics, console-producer, console-consumer in a group) over SASL_SSL with
+//     SCRAM-SHA-512 from their properties files; a wrong password is one line.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -420,6 +422,60 @@ c.close()
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /Attempt to delete a user credential that does not exist/);
   });
+});
+
+test("the project's tools over SASL_SSL with SCRAM-SHA-512 (--command-config, --producer.config, --consumer.config)", async () => {
+  const config = (password: string): string => {
+    const file = f(`bob-${password}.properties`);
+    writeFileSync(
+      file,
+      [
+        "security.protocol=SASL_SSL",
+        "sasl.mechanism=SCRAM-SHA-512",
+        `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="${password}";`,
+        "ssl.truststore.type=PEM",
+        `ssl.truststore.location=${f("b.pem")}`,
+        "",
+      ].join("\n"),
+    );
+    return file;
+  };
+  const bob = config("bob-secret");
+  const bootstrap = `127.0.0.1:${saslSslPort}`;
+  const created = await tributary([
+    ...["topics", "--bootstrap-server", bootstrap, "--command-config", bob],
+    ...["--create", "--topic", "scram-tools", "--partitions", "2"],
+  ]);
+  assert.equal(created.code, 0, created.stderr);
+  const produced = await runCommand(
+    process.execPath,
+    tributaryArgv([
+      ...["console-producer", "--bootstrap-server", bootstrap, "--producer.config", bob],
+      ...["--topic", "scram-tools"],
+    ]),
+    { input: "s1\ns2\n", timeoutMs: 30_000 },
+  );
+  assert.equal(produced.code, 0, produced.stderr);
+  const consumed = await tributary([
+    ...[
+      "console-consumer",
+      "--bootstrap-server",
+      bootstrap,
+      "--consumer.config",
+      bob,
+      "--topic",
+      "scram-tools",
+    ],
+    ...["--group", "scram-tools-group", "--from-beginning", "--max-messages", "2", "--timeout-ms", "20000"],
+  ]);
+  assert.equal(consumed.code, 0, consumed.stderr);
+  assert.deepEqual(consumed.stdout.trim().split("\n").sort(), ["s1", "s2"]);
+  const wrong = await tributary([
+    ...["topics", "--bootstrap-server", bootstrap, "--command-config", config("wrong"), "--list"],
+  ]);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /Authentication failed during authentication due to invalid credentials/);
+  assert.equal(wrong.stderr.trim().split("\n").length, 1, wrong.stderr);
 });
 
 test("Describe/AlterUserScramCredentials error cases on the wire", async () => {

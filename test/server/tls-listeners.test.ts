@@ -5,6 +5,7 @@
 //   - kcat, confluent-kafka, kafka-python and KafkaJS produce and consume over SSL; mutual TLS works with
 //     a client certificate and the handshake fails without one.
 //   - The project's own tools over SSL with --command-config (security.protocol=SSL, PEM truststore).
+//   - @platformatic/kafka over SSL and mutual TLS: admin, produce, consume in a group.
 //   - A client that does not trust the CA is refused; a JKS keystore stops the broker with one line.
 
 import assert from "node:assert/strict";
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { BrokerHarness, runCommand, tributaryArgv } from "../support/broker-harness.js";
-import { kafkajsRoundTrip } from "../support/raw-requests.js";
+import { kafkajsRoundTrip, platformaticRoundTrip } from "../support/raw-requests.js";
 import { runTributary } from "../support/tributary-cli.js";
 
 const tributary = (...args: string[]) => runTributary(args);
@@ -302,6 +303,16 @@ c.close()
     );
     assert.equal(bad.stderr.trim().split("\n").length, 1);
   });
+});
+
+test("@platformatic/kafka over SSL and mutual TLS: admin, produce, consume in a group", async () => {
+  const ca = readFileSync(f("ca.pem"));
+  await platformaticRoundTrip(`127.0.0.1:${sslPort}`, { tls: { ca } }, "tls-platformatic");
+  await platformaticRoundTrip(
+    `127.0.0.1:${mtlsPort}`,
+    { tls: { ca, cert: readFileSync(f("client.pem")), key: readFileSync(f("client.key")) } },
+    "mtls-platformatic",
+  );
 });
 
 test("a JKS keystore stops the broker at startup with one line saying how to convert it", async () => {

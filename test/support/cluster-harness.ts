@@ -57,7 +57,10 @@ export interface ClusterOptions {
   readonly chroot?: string;
   /** Extra broker settings, for every broker. */
   readonly overrides?: Readonly<Record<string, string>>;
-  /** Extra settings of broker i given its PLAINTEXT port (after `overrides`): its own log.dirs, more listeners. */
+  /**
+   * Settings of broker i only, given its PLAINTEXT (client) port — e.g. its own listeners (that port first)
+   * with an inter-broker listener on port 0, or its own credentials. Applied after `overrides`.
+   */
   readonly brokerOverrides?: (i: number, port: number) => Readonly<Record<string, string>>;
   /** broker.rack of broker i. */
   readonly racks?: readonly string[];

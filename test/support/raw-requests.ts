@@ -31,3 +31,59 @@ export async function kafkajsRoundTrip(config: KafkaConfig, topic: string): Prom
   await admin.disconnect();
   assert.equal(offsets[0].high, "2");
 }
+
+/**
+ * @platformatic/kafka with the connection options `connection` (tls, sasl): the admin creates `topic` (2
+ * partitions) and lists it, a producer sends three records with acks=all, and a group consumer (group
+ * `${topic}-group`) reads them back.
+ */
+export async function platformaticRoundTrip(
+  bootstrap: string,
+  connection: Record<string, unknown>,
+  topic: string,
+): Promise<void> {
+  const { Admin, Consumer, ProduceAcks, Producer } = await import("@platformatic/kafka");
+  const base = {
+    bootstrapBrokers: [bootstrap],
+    timeout: 10_000,
+    retries: 20,
+    retryDelay: 200,
+    ...connection,
+  };
+  const admin = new Admin({ ...base, clientId: `${topic}-admin` });
+  try {
+    await admin.createTopics({ topics: [topic], partitions: 2, replicas: 1 });
+    assert.ok((await admin.listTopics()).includes(topic), "the admin lists the new topic");
+  } finally {
+    await admin.close();
+  }
+  const producer = new Producer({ ...base, clientId: `${topic}-producer`, acks: ProduceAcks.ALL });
+  try {
+    const res = await producer.send({
+      messages: ["p0", "p1", "p2"].map((v, i) => ({ topic, partition: i % 2, value: Buffer.from(v) })),
+    });
+    assert.ok(res.offsets && res.offsets.length > 0, "offsets acknowledged");
+  } finally {
+    await producer.close();
+  }
+  const consumer = new Consumer({
+    ...base,
+    clientId: `${topic}-consumer`,
+    groupId: `${topic}-group`,
+    maxWaitTime: 200,
+  });
+  try {
+    const stream = await consumer.consume({ topics: [topic], mode: "earliest", autocommit: false });
+    const got: string[] = [];
+    const deadline = setTimeout(() => void stream.close(), 20_000);
+    for await (const m of stream) {
+      got.push(String(m.value));
+      if (got.length >= 3) break;
+    }
+    clearTimeout(deadline);
+    await stream.close();
+    assert.deepEqual(got.sort(), ["p0", "p1", "p2"]);
+  } finally {
+    await consumer.close();
+  }
+}

@@ -150,6 +150,7 @@ export abstract class AbstractCoordinator {
           return BrokerConnection.connect(node.host, node.port, {
             clientId: this.rebalanceConfig.clientId,
             requestTimeoutMs: this.rebalanceConfig.requestTimeoutMs,
+            ...this.cluster.security,
           });
         })();
         this.coordinatorConn = pending;

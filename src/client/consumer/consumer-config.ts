@@ -14,8 +14,9 @@ import {
   intValue,
   listValue,
   requireBootstrapServers,
-  sslFromProperties,
+  securityFromProperties,
 } from "../config-parsing.js";
+import type { SaslClientConfig } from "../network/sasl/sasl-client-mechanisms.js";
 import { assignorFor } from "./partition-assignors.js";
 
 export type AutoOffsetReset = "earliest" | "latest" | "none";
@@ -26,8 +27,10 @@ export type IsolationLevel = 0 | 1;
 export interface ConsumerConfig {
   bootstrapServers: string[];
   clientId: string;
-  /** security.protocol=SSL: TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  /** security.protocol=SSL/SASL_SSL: TLS options from the ssl.* settings (undefined: no TLS). */
   ssl?: SslOptions;
+  /** security.protocol=SASL_*: sasl.mechanism and sasl.jaas.config's credentials. */
+  sasl?: SaslClientConfig;
   groupId: string | null;
   autoOffsetReset: AutoOffsetReset;
   isolationLevel: IsolationLevel;
@@ -125,7 +128,7 @@ export function parseAutoOffsetReset(v: string): AutoOffsetReset {
 }
 
 export function consumerConfigFromProperties(props: Readonly<Record<string, string>>): ConsumerConfig {
-  const c: ConsumerConfig = { ...CONSUMER_DEFAULTS, bootstrapServers: [], ssl: sslFromProperties(props) };
+  const c: ConsumerConfig = { ...CONSUMER_DEFAULTS, bootstrapServers: [], ...securityFromProperties(props) };
   for (const [key, value] of Object.entries(props)) {
     if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {

@@ -92,6 +92,7 @@ export class KafkaConsumer {
       clientId: this.config.clientId || "consumer-1",
       requestTimeoutMs: this.config.requestTimeoutMs,
       ssl: this.config.ssl,
+      sasl: this.config.sasl,
       retryBackoffMs: this.config.retryBackoffMs,
       defaultApiTimeoutMs: this.config.defaultApiTimeoutMs,
     });

@@ -349,6 +349,11 @@ export class ClusterClient {
     }
   }
 
+  /** The TLS and SASL settings every connection of this client uses (for connections it does not cache). */
+  get security(): Pick<ConnectionOptions, "ssl" | "sasl"> {
+    return { ssl: this.options.ssl, sasl: this.options.sasl };
+  }
+
   private checkOpen(): void {
     if (this.isClosed) throw KafkaClientError.of("NETWORK_EXCEPTION", "The client is closed");
   }

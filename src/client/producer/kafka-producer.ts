@@ -71,6 +71,7 @@ export class KafkaProducer {
       clientId: this.config.clientId || "producer-1",
       requestTimeoutMs: this.config.requestTimeoutMs,
       ssl: this.config.ssl,
+      sasl: this.config.sasl,
       retryBackoffMs: this.config.retryBackoffMs,
       defaultApiTimeoutMs: this.config.maxBlockMs,
     });

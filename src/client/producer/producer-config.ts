@@ -13,8 +13,9 @@ import {
   ConfigException,
   intValue,
   requireBootstrapServers,
-  sslFromProperties,
+  securityFromProperties,
 } from "../config-parsing.js";
+import type { SaslClientConfig } from "../network/sasl/sasl-client-mechanisms.js";
 
 export { ConfigException };
 
@@ -23,8 +24,10 @@ export type Acks = 0 | 1 | -1;
 export interface ProducerConfig {
   bootstrapServers: string[];
   clientId: string;
-  /** security.protocol=SSL: TLS options from the ssl.* settings (undefined: PLAINTEXT). */
+  /** security.protocol=SSL/SASL_SSL: TLS options from the ssl.* settings (undefined: no TLS). */
   ssl?: SslOptions;
+  /** security.protocol=SASL_*: sasl.mechanism and sasl.jaas.config's credentials. */
+  sasl?: SaslClientConfig;
   acks: Acks;
   batchSize: number;
   lingerMs: number;
@@ -87,7 +90,7 @@ export function parseCompressionType(v: string): CompressionType {
 
 /** Builds a ProducerConfig from Kafka-named string properties. bootstrap.servers is required. */
 export function producerConfigFromProperties(props: Readonly<Record<string, string>>): ProducerConfig {
-  const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [], ssl: sslFromProperties(props) };
+  const c: ProducerConfig = { ...PRODUCER_DEFAULTS, bootstrapServers: [], ...securityFromProperties(props) };
   for (const [key, value] of Object.entries(props)) {
     if (applyCommonClientProperty(c, key, value)) continue;
     switch (key) {

@@ -14,6 +14,11 @@ import type { StopReplicaRequest } from "../../protocol/generated/messages/StopR
 import type { StopReplicaResponse } from "../../protocol/generated/messages/StopReplicaResponse.js";
 import type { UpdateMetadataRequest } from "../../protocol/generated/messages/UpdateMetadataRequest.js";
 import type { UpdateMetadataResponse } from "../../protocol/generated/messages/UpdateMetadataResponse.js";
+import {
+  authenticationFailureLine,
+  type InterBrokerSecurity,
+  isAuthenticationFailure,
+} from "../inter-broker-security.js";
 import type { BrokerEndPoint } from "../metadata/zk-data.js";
 
 /** What a broker does with the controller's requests (the handlers of API keys 4, 5 and 6). */
@@ -47,6 +52,8 @@ export interface ControllerChannelOptions {
   /** The controller's own broker, served in-process. */
   readonly localReceiver?: ControlPlaneReceiver;
   readonly requestTimeoutMs: number;
+  /** The TLS and SASL of the listener the requests go to (control plane, else inter-broker). */
+  readonly security?: InterBrokerSecurity;
   readonly retryBackoffMs?: number;
   readonly logger?: Logger;
 }
@@ -106,7 +113,11 @@ class RequestSendThread {
         } catch (e) {
           if (this.stopped) return;
           // Logged once per run of failures; retried with a backoff doubling up to 1 s.
-          if (failures === 0) {
+          if (isAuthenticationFailure(e)) {
+            // Refused credentials do not heal by retrying: an ERROR, again every tenth attempt.
+            if (failures % 10 === 0)
+              this.log.error(authenticationFailureLine(this.brokerId, this.endpoint, e as Error));
+          } else if (failures === 0) {
             this.log.warn(
               `Controller ${this.options.controllerId}'s ${req.kind} request to broker ${this.brokerId} failed: ${(e as Error).message}; retrying until it succeeds or the broker is gone`,
             );
@@ -188,6 +199,7 @@ class RequestSendThread {
       clientId: `controller-${this.options.controllerId}`,
       requestTimeoutMs: this.options.requestTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.options.requestTimeoutMs),
+      ...this.options.security,
     });
     this.log.info(
       `Controller ${this.options.controllerId} connected to broker ${this.brokerId} at ${e.host}:${e.port}`,

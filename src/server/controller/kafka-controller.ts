@@ -14,6 +14,7 @@ import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
+import type { InterBrokerSecurity } from "../inter-broker-security.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
 import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
 import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
@@ -48,6 +49,8 @@ export interface KafkaControllerOptions {
   readonly uncleanLeaderElectionEnable: boolean;
   /** inter.broker.listener.name: where the controller connects to brokers. */
   readonly interBrokerListenerName: string;
+  /** The TLS and SASL of that listener (inter-broker-security.ts). */
+  readonly security?: InterBrokerSecurity;
   /** This broker's control-plane handlers, called in-process for requests to itself. */
   readonly localReceiver?: ControlPlaneReceiver;
   /** controller.socket.timeout.ms (Kafka: 30000). */
@@ -225,6 +228,7 @@ export class KafkaController {
       interBrokerListenerName: this.options.interBrokerListenerName,
       localReceiver: this.options.localReceiver,
       requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+      security: this.options.security,
     });
     this.channel = channel;
     const batch = new ControllerBrokerRequestBatch(

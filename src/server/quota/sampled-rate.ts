@@ -24,7 +24,7 @@ interface Sample {
   lastEventMs: number;
 }
 
-class SampledStat {
+export class SampledStat {
   private readonly samples: Sample[] = [];
   private current = 0;
 
@@ -94,7 +94,7 @@ function resetSample(s: Sample, nowMs: number): void {
 
 /** Kafka's Rate (per second) over a WindowedSum. */
 export class SampledRate {
-  private readonly stat: SampledStat;
+  protected readonly stat: SampledStat;
 
   constructor(readonly config: SampleConfig) {
     this.stat = new SampledStat(config);

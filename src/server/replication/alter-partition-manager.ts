@@ -11,6 +11,7 @@ import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import { InterBrokerConnections } from "../inter-broker-connections.js";
+import type { InterBrokerSecurity } from "../inter-broker-security.js";
 import type { IsrChangeRecorder } from "../metrics/replication-metrics.js";
 import type { Partition } from "./partition.js";
 import type { ReplicaManager } from "./replica-manager.js";
@@ -44,6 +45,8 @@ export interface ControllerTarget {
   /** The controller's broker id as this broker's metadata knows it (-1: none). */
   controllerId(): number;
   endpointOf(brokerId: number): { host: string; port: number } | undefined;
+  /** The inter-broker listener's TLS and SASL. */
+  readonly security?: InterBrokerSecurity;
 }
 
 export class AlterPartitionManager {
@@ -68,6 +71,7 @@ export class AlterPartitionManager {
       `broker-${brokerId}-alter-partition`,
       (id) => controller.endpointOf(id),
       requestTimeoutMs,
+      controller.security,
     );
   }
 

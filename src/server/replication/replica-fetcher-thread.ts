@@ -26,6 +26,11 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import type { FetchRequest } from "../../protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../protocol/generated/messages/FetchResponse.js";
+import {
+  authenticationFailureLine,
+  type InterBrokerSecurity,
+  isAuthenticationFailure,
+} from "../inter-broker-security.js";
 import type { ReplicaQuota } from "../quota/replication-quota-manager.js";
 import { ZERO_UUID } from "./fetch-session.js";
 import { FetchSessionHandler, type SessionPartitionData } from "./fetch-session-handler.js";
@@ -47,6 +52,8 @@ export interface ReplicaFetcherConfig {
   readonly socketTimeoutMs: number;
   /** The current broker epoch (Fetch's replica state). */
   readonly brokerEpoch: () => bigint;
+  /** The inter-broker listener's TLS and SASL. */
+  readonly security?: InterBrokerSecurity;
   /** The follower replication quota (Kafka's quotas.follower); none: unthrottled. */
   readonly quota?: ReplicaQuota;
 }
@@ -136,7 +143,9 @@ export class ReplicaFetcherThread {
           await this.doWork();
         } catch (e) {
           if (this.stopped) return;
-          this.log.warn(`Error in fetch from leader ${this.leaderId}: ${(e as Error).message}`);
+          if (isAuthenticationFailure(e))
+            this.log.error(authenticationFailureLine(this.leaderId, this.endpoint(), e as Error));
+          else this.log.warn(`Error in fetch from leader ${this.leaderId}: ${(e as Error).message}`);
           this.conn?.close();
           this.conn = undefined;
           await sleep(this.config.backoffMs);
@@ -155,6 +164,7 @@ export class ReplicaFetcherThread {
       clientId: `broker-${this.config.brokerId}-fetcher-${this.fetcherId}`,
       requestTimeoutMs: this.config.socketTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.config.socketTimeoutMs),
+      ...this.config.security,
     });
     return this.conn;
   }

@@ -50,8 +50,11 @@ test("records within one window add up in one sample", () => {
   assert.equal(r.measure(999), 1000);
   r.record(500, 1000); // a new sample
   assert.equal(r.measure(1000), 1500);
-  // 2 samples: at 2000 the one started at 0 is obsolete.
-  assert.equal(r.measure(2000), 500);
+  // A window is obsolete `samples` windows after its last event (Kafka 3.7+'s lastEventMs): at 2000 the
+  // first (last event at 900) still counts, 1500 bytes over the 2 s since it began.
+  assert.equal(r.measure(2000), 750);
+  // At 2900 it is reset: 500 bytes over the 1.9 s since the second began.
+  assert.equal(r.measure(2900), 500 / 1.9);
 });
 
 test("the quota is exceeded only while the measured rate is above the bound", () => {

@@ -11,6 +11,7 @@ import type { TopicPartition } from "../../../common/topic-partition.js";
 import { ErrorCode } from "../../../protocol/errors.js";
 import { Apis } from "../../../protocol/generated/api-table.js";
 import { InterBrokerConnections } from "../../inter-broker-connections.js";
+import type { InterBrokerSecurity } from "../../inter-broker-security.js";
 import { TRANSACTION_STATE_TOPIC_NAME } from "../../metadata/internal-topics.js";
 import type { TransactionCoordinator } from "./transaction-coordinator.js";
 
@@ -21,6 +22,8 @@ export interface AddPartitionsToTxnManagerOptions {
   readonly leaderOf: (tp: TopicPartition) => number;
   readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
   readonly requestTimeoutMs: number;
+  /** The inter-broker listener's TLS and SASL. */
+  readonly security?: InterBrokerSecurity;
 }
 
 const RETRIABLE_AS_NOT_ENOUGH_REPLICAS = new Set<number>([
@@ -39,6 +42,7 @@ export class AddPartitionsToTxnManager {
       `broker-${options.brokerId}-txn-verifier`,
       options.endpointOf,
       options.requestTimeoutMs,
+      options.security,
     );
   }
 

@@ -11,6 +11,7 @@ import type { TopicPartition } from "../../../common/topic-partition.js";
 import { ErrorCode } from "../../../protocol/errors.js";
 import { Apis } from "../../../protocol/generated/api-table.js";
 import { InterBrokerConnections } from "../../inter-broker-connections.js";
+import type { InterBrokerSecurity } from "../../inter-broker-security.js";
 import type { AppendTxnMarkers, TxnMarkerEntry } from "./transaction-marker-channel-manager.js";
 
 type MarkerResults = Awaited<ReturnType<AppendTxnMarkers>>;
@@ -24,6 +25,8 @@ export interface TxnMarkerRouterOptions {
   /** This broker's own append (ReplicaManager.appendTxnMarkers). */
   readonly appendLocally: AppendTxnMarkers;
   readonly requestTimeoutMs: number;
+  /** The inter-broker listener's TLS and SASL. */
+  readonly security?: InterBrokerSecurity;
 }
 
 export class TxnMarkerRouter {
@@ -34,6 +37,7 @@ export class TxnMarkerRouter {
       `broker-${options.brokerId}-txn-marker-sender`,
       options.endpointOf,
       options.requestTimeoutMs,
+      options.security,
     );
   }
 
