@@ -5,24 +5,12 @@
 // every operation the resource type supports is authorized, as Kafka answers then; with one, the
 // handlers ask it (AuthHelper.authorizedOperations).
 
-/** Kafka's AclOperation codes. */
-export const AclOperation = {
-  READ: 3,
-  WRITE: 4,
-  CREATE: 5,
-  DELETE: 6,
-  ALTER: 7,
-  DESCRIBE: 8,
-  CLUSTER_ACTION: 9,
-  DESCRIBE_CONFIGS: 10,
-  ALTER_CONFIGS: 11,
-  IDEMPOTENT_WRITE: 12,
-} as const;
+import { Operation } from "../common/acl-binding.js";
 
 /** Integer.MIN_VALUE: authorized operations not asked for. */
 export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
-const A = AclOperation;
+const A = Operation;
 /** Kafka's AclEntry.supportedOperations per resource type. */
 const SUPPORTED: Record<"topic" | "cluster" | "group", readonly number[]> = {
   topic: [A.READ, A.WRITE, A.CREATE, A.DESCRIBE, A.DELETE, A.ALTER, A.DESCRIBE_CONFIGS, A.ALTER_CONFIGS],

@@ -16,11 +16,10 @@ import {
   type ClientQuotaFilterComponent,
   ClientQuotasAdmin,
 } from "../../client/admin/client-quotas-admin.js";
-import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { javaDoubleToString } from "../../common/java-double.js";
 import { type ParsedArgs, UsageError } from "../args.js";
 import { withAdminClient } from "../tool-options.js";
-import { parseConfigsToBeAdded } from "./configs.js";
+import { configsToAlter } from "./configs.js";
 import { alterUserScramCredentialConfigs, describeUserScramCredentialConfigs } from "./configs-scram.js";
 
 const QUOTA_KEYS = new Set([
@@ -127,16 +126,7 @@ async function describe(admin: AdminClient, e: Entities): Promise<void> {
 }
 
 async function alter(admin: AdminClient, args: ParsedArgs, e: Entities): Promise<void> {
-  const toAdd = new Map<string, string>();
-  const addText = args.value("add-config");
-  if (addText !== undefined) for (const [k, v] of parseConfigsToBeAdded(addText)) toAdd.set(k, v);
-  const addFile = args.value("add-config-file");
-  if (addFile !== undefined)
-    for (const [k, v] of Object.entries(loadPropertiesFile(addFile))) toAdd.set(k, v);
-  const toDelete = args
-    .values("delete-config")
-    .flatMap((v) => v.split(","))
-    .map((k) => k.trim());
+  const { toAdd, toDelete } = configsToAlter(args);
   const head = e.types[0];
   const unknownAdd = [...toAdd.keys()].filter((k) => !QUOTA_KEYS.has(k) && !SCRAM_KEYS.has(k));
   const unknownDelete = toDelete.filter((k) => !QUOTA_KEYS.has(k) && !SCRAM_KEYS.has(k));

@@ -268,8 +268,8 @@ async function describe(admin: AdminClient, args: ParsedArgs, entity: Entity): P
   }
 }
 
-async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Promise<void> {
-  const name = entity.name ?? "";
+/** --alter's configs to set (--add-config, --add-config-file) and to delete (--delete-config). */
+export function configsToAlter(args: ParsedArgs): { toAdd: Map<string, string>; toDelete: string[] } {
   const toAdd = new Map<string, string>();
   const addText = args.value("add-config");
   if (addText !== undefined) for (const [k, v] of parseConfigsToBeAdded(addText)) toAdd.set(k, v);
@@ -280,6 +280,12 @@ async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Prom
     .values("delete-config")
     .flatMap((v) => v.split(","))
     .map((k) => k.trim());
+  return { toAdd, toDelete };
+}
+
+async function alter(admin: AdminClient, args: ParsedArgs, entity: Entity): Promise<void> {
+  const name = entity.name ?? "";
+  const { toAdd, toDelete } = configsToAlter(args);
   await alterResourceConfigs(admin, entity, name, toAdd, toDelete);
   process.stdout.write(
     name !== ""
