@@ -140,6 +140,45 @@ export interface BatchRun {
   readonly records: number;
 }
 
+/** A segment file's size and the run of valid batches its headers describe (CRCs not checked). */
+function scanSegmentFile(path: string, segBase: bigint): { size: number; run: BatchRun } {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    return { size, run: scanValidRun(fd, 0, size, segBase - 1n, segBase, false) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The manifest entry of a later segment moved into the quarantine (absent file: an empty one). */
+function segmentEntry(
+  file: string,
+  scanned: { size: number; run: BatchRun } | undefined,
+  indexFiles: string[],
+): QuarantinedFile {
+  const size = scanned?.size ?? 0;
+  const run = scanned?.run;
+  return {
+    file,
+    kind: "segment",
+    source: file,
+    start: 0,
+    end: size,
+    ...(run !== undefined && run.batches > 0
+      ? {
+          firstOffset: String(run.firstOffset),
+          lastOffset: String(run.lastOffset),
+          batches: run.batches,
+          records: run.records,
+        }
+      : {}),
+    crcChecked: false,
+    ...(run !== undefined && run.end < size ? { headersEndAt: run.end } : {}),
+    indexFiles,
+  };
+}
+
 function readFully(fd: number, buf: Buffer, position: number, length = buf.length): number {
   let done = 0;
   while (done < length) {
@@ -421,42 +460,15 @@ export class QuarantineWriter {
   moveSegment(logPath: string, segBase: bigint, indexPaths: readonly string[]): void {
     const qdir = this.folder();
     const source = basename(logPath);
-    let size = 0;
-    let run: BatchRun | undefined;
-    if (existsSync(logPath)) {
-      const fd = openSync(logPath, "r");
-      try {
-        size = fstatSync(fd).size;
-        run = scanValidRun(fd, 0, size, segBase - 1n, segBase, false);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(logPath, join(qdir, source));
-    }
+    const scanned = existsSync(logPath) ? scanSegmentFile(logPath, segBase) : undefined;
+    if (scanned !== undefined) renameSync(logPath, join(qdir, source));
     const moved: string[] = [];
     for (const p of indexPaths) {
       if (!existsSync(p)) continue;
       renameSync(p, join(qdir, basename(p)));
       moved.push(basename(p));
     }
-    this.files.push({
-      file: source,
-      kind: "segment",
-      source,
-      start: 0,
-      end: size,
-      ...(run !== undefined && run.batches > 0
-        ? {
-            firstOffset: String(run.firstOffset),
-            lastOffset: String(run.lastOffset),
-            batches: run.batches,
-            records: run.records,
-          }
-        : {}),
-      crcChecked: false,
-      ...(run !== undefined && run.end < size ? { headersEndAt: run.end } : {}),
-      indexFiles: moved,
-    });
+    this.files.push(segmentEntry(source, scanned, moved));
   }
 
   /**
@@ -482,37 +494,15 @@ export class QuarantineWriter {
         continue;
       }
       if (!/^\d{20}\.log$/.test(name)) continue;
-      const base = BigInt(name.slice(0, 20));
-      const fd = openSync(join(qdir, name), "r");
-      let size: number;
-      let run: BatchRun;
-      try {
-        size = fstatSync(fd).size;
-        run = scanValidRun(fd, 0, size, base - 1n, base, false);
-      } finally {
-        closeSync(fd);
-      }
       const prefix = name.slice(0, 20);
-      this.files.push({
-        file: name,
-        kind: "segment",
-        source: name,
-        start: 0,
-        end: size,
-        ...(run.batches > 0
-          ? {
-              firstOffset: String(run.firstOffset),
-              lastOffset: String(run.lastOffset),
-              batches: run.batches,
-              records: run.records,
-            }
-          : {}),
-        crcChecked: false,
-        ...(run.end < size ? { headersEndAt: run.end } : {}),
-        indexFiles: names.filter(
-          (n) => n !== name && n.startsWith(prefix) && !n.endsWith(DAMAGED_FILE_SUFFIX),
+      const scanned = scanSegmentFile(join(qdir, name), BigInt(prefix));
+      this.files.push(
+        segmentEntry(
+          name,
+          scanned,
+          names.filter((n) => n !== name && n.startsWith(prefix) && !n.endsWith(DAMAGED_FILE_SUFFIX)),
         ),
-      });
+      );
     }
     this.files.sort((a, b) => (a.source === b.source ? a.start - b.start : a.source < b.source ? -1 : 1));
   }

@@ -11,17 +11,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import type { CommandResult } from "../support/broker-harness.js";
+import { type CommandResult, outputLines as lines, showResult as show } from "../support/broker-harness.js";
 import { ClusterHarness, type PartitionDescription, withLogTails } from "../support/cluster-harness.js";
 import { waitUnregistered } from "../support/failover-steps.js";
-
-function lines(s: string): string[] {
-  return s.split("\n").filter((l) => l !== "");
-}
-
-function show(r: CommandResult): string {
-  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
-}
 
 const onPreferred = (ps: readonly PartitionDescription[]): boolean =>
   ps.length > 0 && ps.every((p) => p.leader === p.replicas[0] && p.isr.length === p.replicas.length);

@@ -23,7 +23,13 @@ import { after, before, test } from "node:test";
 import { alterReplicaLogDirsV2, Connection } from "@platformatic/kafka";
 import { AdminClient } from "../../src/client/admin/admin-client.js";
 import { ReplicaLogDirAdmin } from "../../src/client/admin/replica-log-dir-admin.js";
-import { type CommandResult, describeResult, runCommand } from "../support/broker-harness.js";
+import {
+  type CommandResult,
+  describeResult,
+  outputLines as lines,
+  runCommand,
+  showResult as show,
+} from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
 import { waitUnregistered } from "../support/failover-steps.js";
 
@@ -46,14 +52,6 @@ after(async () => {
   await cluster?.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-function show(r: CommandResult): string {
-  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
-}
-
-function lines(s: string): string[] {
-  return s.split("\n").filter((l) => l !== "");
-}
 
 async function reassign(args: readonly string[]): Promise<CommandResult> {
   return cluster!.tributary(

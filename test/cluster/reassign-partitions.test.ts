@@ -17,7 +17,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { type CommandResult, runCommand } from "../support/broker-harness.js";
+import {
+  type CommandResult,
+  outputLines as lines,
+  runCommand,
+  showResult as show,
+} from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -37,14 +42,6 @@ before(async () => {
 after(async () => {
   await cluster?.close();
 });
-
-function show(r: CommandResult): string {
-  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
-}
-
-function lines(s: string): string[] {
-  return s.split("\n").filter((l) => l !== "");
-}
 
 async function reassign(args: readonly string[]): Promise<CommandResult> {
   return cluster!.tributary(

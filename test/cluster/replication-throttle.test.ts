@@ -23,7 +23,12 @@ import { after, before, test } from "node:test";
 
 import { AdminClient } from "../../src/client/admin/admin-client.js";
 import { PartitionAdmin } from "../../src/client/admin/partition-admin.js";
-import { type CommandResult, runCommand } from "../support/broker-harness.js";
+import {
+  type CommandResult,
+  outputLines as lines,
+  runCommand,
+  showResult as show,
+} from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
 
 const MB = Number(process.env.THROTTLE_TEST_MB ?? 240);
@@ -43,14 +48,6 @@ before(async () => {
 after(async () => {
   await cluster?.close();
 });
-
-function show(r: CommandResult): string {
-  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
-}
-
-function lines(s: string): string[] {
-  return s.split("\n").filter((l) => l !== "");
-}
 
 async function tool(args: readonly string[], timeoutMs = 60_000): Promise<CommandResult> {
   const r = await cluster!.tributary(

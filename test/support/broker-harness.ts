@@ -481,6 +481,16 @@ export function startCommand(cmd: string, args: readonly string[]): BackgroundCo
 }
 
 /** Formats a command result for an assertion message. */
+/** A tool's whole result for an assertion message: exit code, stdout and stderr. */
+export function showResult(r: CommandResult): string {
+  return `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+}
+
+/** A tool's output as its non-empty lines. */
+export function outputLines(s: string): string[] {
+  return s.split("\n").filter((l) => l !== "");
+}
+
 export function describeResult(what: string, r: CommandResult): string {
   return `${what}: exit ${r.code ?? r.signal}\n--- stdout (tail) ---\n${r.stdout.slice(-3000)}\n--- stderr (tail) ---\n${r.stderr.slice(-5000)}`;
 }
