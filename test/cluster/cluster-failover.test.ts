@@ -19,7 +19,14 @@ const TOPIC = "seed";
 let cluster: ClusterHarness | undefined;
 
 before(async () => {
-  cluster = await ClusterHarness.start({ brokers: 4, name: "cluster-failover" });
+  // Without the automatic preferred-leader rebalance (tested in leader-election.test.ts): this test checks
+  // that a restarted broker gets no leadership back by itself, which the rebalance would give it once its
+  // first check runs (5 s after the controller starts) — a race with the assertions below.
+  cluster = await ClusterHarness.start({
+    brokers: 4,
+    name: "cluster-failover",
+    overrides: { "auto.leader.rebalance.enable": "false" },
+  });
 });
 
 after(async () => {
