@@ -29,7 +29,7 @@
 // the partition and the cause, and refused by getOrCreateLog; the other partitions keep working.
 // Full log dirs (log-dir-space.ts): ENOSPC/EDQUOT does not take anything offline. The dir is marked full
 // (its space reserve released), appends and new logs there answer KAFKA_STORAGE_ERROR at once, while reads,
-// deletions (removed at once, without file.delete.delay.ms), retention and checkpoints go on; every
+// deletions (renamed `-delete` and removed in the background at once), retention and checkpoints go on; every
 // log.dir.full.probe.interval.ms a full dir is probed and becomes writable again once space is freed.
 // Listeners (addLogDirListener) hear every dir that goes offline, becomes full or becomes writable again
 // (the replica layer tells the controller, Kafka's /log_dir_event_notification).
@@ -197,6 +197,8 @@ export class LogManager {
   private readonly retainedOffsets = new Map<string, Map<string, { tp: TopicPartition; offset: bigint }>>();
   /** Log dirs out of space (writes refused, reads and deletions served), with the cause. */
   private readonly fullDirs = new Map<string, string>();
+  /** Removals of `-delete` dirs under way (removeInBackground). */
+  private readonly pendingRemovals = new Set<Promise<void>>();
   /** Dirs where a log could not be closed cleanly at shutdown: no clean-shutdown marker for them. */
   private readonly uncleanDirs = new Set<string>();
   private readonly listeners: LogDirListener[] = [];
@@ -963,9 +965,7 @@ export class LogManager {
     this.checkpointHighWatermarks();
     steps.push(`checkpointed at ${ms()} ms`);
     // The old copy goes in the background (a large file's unlink can take a while); a start finds what is left.
-    rm(deleted, { recursive: true, force: true }).catch((e: Error) =>
-      this.logger.warn(`Could not remove ${deleted} (removed at the next start): ${e.message}`),
-    );
+    this.removeInBackground(deleted);
     this.logger.info(
       `The current replica is successfully replaced with the future replica for ${key} (${steps.join(", ")})`,
     );
@@ -1007,10 +1007,29 @@ export class LogManager {
     const from = join(loaded.dir, key);
     const to = join(loaded.dir, `${key}.${randomUUID().replaceAll("-", "")}-delete`);
     renameSync(from, to);
-    rmSync(to, { recursive: true, force: true });
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
+    this.removeInBackground(to);
     this.logger.info(`Deleted log for partition ${key}`);
+  }
+
+  /**
+   * Removes a renamed `-delete` dir off the event loop (unlinking a GB of segments takes the kernel a
+   * while: done synchronously it stalled every client and fetcher of the broker); a start removes what a
+   * stop left behind.
+   */
+  private removeInBackground(dir: string): void {
+    const removal = rm(dir, { recursive: true, force: true })
+      .catch((e: Error) =>
+        this.logger.warn(`Could not remove ${dir} (removed at the next start): ${e.message}`),
+      )
+      .finally(() => this.pendingRemovals.delete(removal));
+    this.pendingRemovals.add(removal);
+  }
+
+  /** Resolves once every deleted log's directory removed so far is gone from disk. */
+  async deletionsDone(): Promise<void> {
+    while (this.pendingRemovals.size > 0) await Promise.all([...this.pendingRemovals]);
   }
 
   /**

@@ -15,7 +15,9 @@
 // I/O is synchronous (openSync / writeSync / readSync / fdatasyncSync): appends land in the page cache and
 // return, like Kafka's FileChannel writes; a synchronous path has no per-call promise or thread-pool hop,
 // which is both simpler and faster for writes this small, and keeps the log's state changes atomic with
-// respect to the event loop.
+// respect to the event loop. The one exception is the flush of a rolled segment (flushInBackground): an
+// fdatasync waits for the disk (seconds for a GiB segment), so it runs on libuv's thread pool, as Kafka
+// runs it on its scheduler thread.
 // Batches never checked in this process — those of a segment loaded after a clean shutdown, not recovered —
 // have their CRC checked when first read; a batch that fails is never served: the read answers
 // CORRUPT_MESSAGE (one ERROR line per bad batch naming the file, position and offsets) instead of handing
@@ -29,7 +31,11 @@ import {
   closeSync,
   existsSync,
   fdatasyncSync,
+  close as fsClose,
+  fdatasync as fsFdatasync,
+  open as fsOpen,
   fstatSync,
+  unlink as fsUnlink,
   ftruncateSync,
   openSync,
   readSync,
@@ -745,6 +751,21 @@ export class LogSegment {
     this.txnIndex.flush();
   }
 
+  /**
+   * flush() off the event loop, for a segment that takes no more appends (rolled): the index entries
+   * still only in memory are written now, then the four files are fdatasync'ed on libuv's thread pool
+   * through descriptors of their own (a sync flushes a file's dirty pages whichever descriptor asks, and
+   * the segment's may be closed meanwhile). A file gone meanwhile (the segment deleted or replaced) has
+   * nothing left to make durable.
+   */
+  async flushInBackground(): Promise<void> {
+    this.offsetIndex.writeBehind();
+    this.timeIndex.writeBehind();
+    await Promise.all(
+      [this._logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(datasyncFile),
+    );
+  }
+
   /** Closes the files after the final time index entry and trimming (Kafka's LogSegment.close). */
   close(): void {
     if (this.fd === null) return;
@@ -798,7 +819,48 @@ export class LogSegment {
     this.txnIndex.deleteIfExists();
   }
 
+  /**
+   * deleteIfExists() with the unlinks on libuv's thread pool (freeing a large file's pages takes the kernel
+   * a while): for segments already renamed `.deleted`, removed after file.delete.delay.ms.
+   */
+  async deleteInBackground(): Promise<void> {
+    this.closeHandlers();
+    await Promise.all(
+      [this._logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(unlinkIfExists),
+    );
+  }
+
   toString(): string {
     return `LogSegment(baseOffset=${this.baseOffset}, size=${this._size}, lastModifiedTime=${this.lastModified}, largestRecordTimestamp=${this.maxTimestampSoFar.timestamp})`;
   }
+}
+
+/** fdatasync of the file at `path` on the thread pool (callback API: no FileHandle); nothing when it is gone. */
+function datasyncFile(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fsOpen(path, "r", (openError, fd) => {
+      if (openError) {
+        if (openError.code === "ENOENT") resolve();
+        else reject(openError);
+        return;
+      }
+      fsFdatasync(fd, (syncError) => {
+        fsClose(fd, (closeError) => {
+          const e = syncError ?? closeError;
+          if (e) reject(e);
+          else resolve();
+        });
+      });
+    });
+  });
+}
+
+/** unlink of the file at `path` on the thread pool; nothing when it is gone already. */
+function unlinkIfExists(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fsUnlink(path, (e) => {
+      if (e && e.code !== "ENOENT") reject(e);
+      else resolve();
+    });
+  });
 }

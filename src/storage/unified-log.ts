@@ -164,6 +164,9 @@ export class UnifiedLog {
   private _recoveryPoint: bigint;
   private lastFlushedTime: number;
   private closed = false;
+  /** Truncations so far: a background flush that saw another count moves no recovery point. */
+  private truncations = 0;
+  private pendingFlushes = 0;
   readonly topicPartition: TopicPartition;
   readonly loadReport: LogLoadReport;
   private readonly logger: Logger;
@@ -788,13 +791,47 @@ export class UnifiedLog {
       this.logger.warn(`Could not write the producer snapshot at ${newOffset}: ${(e as Error).message}`);
     }
     this.logger.info(`Rolled new log segment at offset ${newOffset}`);
-    // Kafka flushes the segments before the new one in the background once rolled.
-    this.scheduler?.schedule("flush-log", () => this.flushIfOpen(newOffset), 0);
+    // Kafka flushes the segments before the new one in the background once rolled (its scheduler thread;
+    // here libuv's thread pool: a synchronous fdatasync of a GiB segment held the event loop for seconds).
+    this.scheduler?.schedule("flush-log", () => this.flushInBackground(newOffset), 0);
     return seg;
   }
 
-  private flushIfOpen(offset: bigint): void {
-    if (!this.closed) this.flush(offset);
+  /**
+   * Flushes the segments holding [recoveryPoint, upTo) off the event loop, then moves the recovery point
+   * to upTo unless the log was closed or truncated meanwhile (the next flush covers it then). A failed sync
+   * leaves the recovery point where it was: a crash recovers those segments.
+   */
+  private async flushInBackground(upTo: bigint): Promise<void> {
+    if (this.closed) return;
+    const target = upTo > this._logEndOffset ? this._logEndOffset : upTo;
+    if (target <= this._recoveryPoint) return;
+    let i = this.floorSegmentIndex(this._recoveryPoint);
+    if (i < 0) i = 0;
+    const segments: LogSegment[] = [];
+    for (; i < this.segmentList.length && this.segmentList[i].baseOffset < target; i++)
+      segments.push(this.segmentList[i]);
+    const truncations = this.truncations;
+    this.pendingFlushes++;
+    try {
+      await Promise.all(segments.map((seg) => seg.flushInBackground()));
+    } catch (e) {
+      this.logger.error(
+        `Error flushing the segments of ${this.name} up to offset ${target}: ${(e as Error).message}`,
+      );
+      return;
+    } finally {
+      this.pendingFlushes--;
+    }
+    if (this.closed || this.truncations !== truncations || target <= this._recoveryPoint) return;
+    if (target > this._logEndOffset) return;
+    this._recoveryPoint = target;
+    this.lastFlushedTime = this.time.milliseconds();
+  }
+
+  /** Background flushes (after a roll) not yet finished. */
+  get flushesInProgress(): number {
+    return this.pendingFlushes;
   }
 
   /**
@@ -843,6 +880,7 @@ export class UnifiedLog {
       this.truncateFullyAndStartAt(targetOffset);
       return true;
     }
+    this.truncations++;
     const keep = this.segmentList.filter((s) => s.baseOffset <= targetOffset);
     const drop = this.segmentList.filter((s) => s.baseOffset > targetOffset);
     this.segmentList = keep;
@@ -872,6 +910,7 @@ export class UnifiedLog {
     this.checkOpen();
     if (newOffset < 0n)
       throw new RangeError(`cannot restart ${this.name} at a negative offset (${newOffset})`);
+    this.truncations++;
     const old = this.segmentList;
     this.segmentList = [];
     this.removeSegmentFiles(old, "truncate fully");
@@ -1035,13 +1074,20 @@ export class UnifiedLog {
     }
     const names = segments.map((s) => s.baseOffset).join(",");
     this.logger.info(`Deleting segments due to ${reason}: [${names}]`);
-    const remove = (): void => {
-      for (const s of segments) s.deleteIfExists();
-    };
     if (this.scheduler && this._config.fileDeleteDelayMs > 0 && !this.dirFull()) {
+      // Later and off the event loop (Kafka's delete-file task on its scheduler thread).
+      const remove = async (): Promise<void> => {
+        try {
+          await Promise.all(segments.map((s) => s.deleteInBackground()));
+        } catch (e) {
+          this.logger.warn(
+            `Could not remove deleted segments [${names}] (removed at the next start): ${(e as Error).message}`,
+          );
+        }
+      };
       this.scheduler.schedule("delete-file", remove, this._config.fileDeleteDelayMs);
     } else {
-      remove();
+      for (const s of segments) s.deleteIfExists();
     }
   }
 

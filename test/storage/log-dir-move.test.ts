@@ -178,7 +178,7 @@ test("a restart resumes a move in progress and completes a swap interrupted betw
   }
 });
 
-test("a move redirected or a partition deleted removes its future log", () => {
+test("a move redirected or a partition deleted removes its future log", async () => {
   const root = mkdtempSync(join(tmpdir(), "tributary-log-dir-move-"));
   const dirs = [join(root, "a"), join(root, "b"), join(root, "c")];
   try {
@@ -195,6 +195,7 @@ test("a move redirected or a partition deleted removes its future log", () => {
     // The current log's own dir is no target.
     lm.maybeUpdatePreferredLogDir(TP, dirs[0]);
     lm.deleteLog(TP);
+    await lm.deletionsDone();
     for (const d of dirs) assert.deepEqual(entries(d), [], d);
     lm.shutdown();
   } finally {

@@ -215,7 +215,7 @@ test("retention runs on log.retention.check.interval.ms and moves the log start 
   }
 });
 
-test("deleting a log removes its directory and its checkpoint entries; leftover -delete dirs are removed at startup", () => {
+test("deleting a log removes its directory and its checkpoint entries; leftover -delete dirs are removed at startup", async () => {
   const { dirs, cleanup } = tempDirs(1);
   try {
     const time = new MockTime();
@@ -223,6 +223,9 @@ test("deleting a log removes its directory and its checkpoint entries; leftover 
     lm.getOrCreateLog({ topic: "keep", partition: 0 }).appendAsLeader(batch(1), 0);
     lm.getOrCreateLog({ topic: "gone", partition: 0 }).appendAsLeader(batch(1), 0);
     lm.deleteLog({ topic: "gone", partition: 0 });
+    // Renamed at once, removed in the background.
+    assert.ok(!readdirSync(dirs[0]).includes("gone-0"));
+    await lm.deletionsDone();
     assert.ok(!readdirSync(dirs[0]).some((n) => n.startsWith("gone-0")));
     assert.doesNotMatch(readFileSync(join(dirs[0], "recovery-point-offset-checkpoint"), "utf8"), /gone/);
     lm.shutdown();

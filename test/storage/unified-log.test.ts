@@ -352,6 +352,32 @@ test("appendAsFollower keeps offsets and epochs, rejects offsets that go backwar
   }
 });
 
+test("a roll flushes the segments before it off the event loop; a truncation meanwhile moves no recovery point", async () => {
+  const time = new MockTime();
+  const scheduler = new MockScheduler(time);
+  const fx = open({ segmentBytes: 800, flushMessages: 1000n }, scheduler, time);
+  try {
+    for (let i = 0; i < 25; i++) fx.log.appendAsLeader(batch(2), 1);
+    const rolledAt = fx.log.activeSegment.baseOffset;
+    assert.ok(fx.log.segments().length > 2 && rolledAt > 0n);
+    // Nothing is synced during the append itself: the flushes wait for the scheduler.
+    assert.equal(fx.log.recoveryPoint, 0n);
+    await scheduler.tick(0);
+    assert.equal(fx.log.recoveryPoint, rolledAt);
+    assert.equal(fx.log.flushesInProgress, 0);
+    fx.log.roll();
+    const flushing = scheduler.tick(0); // the flush up to 50 starts and waits for the thread pool
+    assert.equal(fx.log.flushesInProgress, 1);
+    fx.log.truncateTo(30n);
+    await flushing;
+    assert.equal(fx.log.flushesInProgress, 0);
+    assert.equal(fx.log.recoveryPoint, rolledAt < 30n ? rolledAt : 30n, "not moved past the truncation");
+    assert.equal(fx.log.logEndOffset, 30n);
+  } finally {
+    fx.cleanup();
+  }
+});
+
 test("flush moves the recovery point; a clean reopen keeps everything and the files stay Kafka's", () => {
   const fx = open({ segmentBytes: 800, flushMessages: 1000n });
   try {
