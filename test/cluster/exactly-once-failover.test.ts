@@ -306,14 +306,20 @@ test("exactly-once copier survives SIGKILLs of its transaction coordinator on RF
           await sleep(rng.int(100, 1500));
           // The coordinator: the leader of the transactional id's __transaction_state partition, as
           // FindCoordinator tells it.
-          const parts = await c.describe("__transaction_state");
-          const leader = parts.find((p) => p.partition === tp)?.leader ?? -1;
-          assert.ok(leader >= 0, `__transaction_state-${tp} has a leader`);
-          const via = c.liveIds().find((i) => i !== leader)!;
-          assert.equal(
-            await findTxnCoordinator(c, via),
-            leader,
-            "FindCoordinator names the partition's leader",
+          // Asked until the two agree: right after a restart, leadership can still move (the preferred
+          // leader's return) between the Metadata answer and the FindCoordinator answer of another broker.
+          const { leader, via } = await c.waitFor(
+            `FindCoordinator naming the leader of __transaction_state-${tp} (round ${round})`,
+            20_000,
+            async () => {
+              const parts = await c.describe("__transaction_state");
+              const l = parts.find((p) => p.partition === tp)?.leader ?? -1;
+              const v = c.liveIds().find((i) => i !== l);
+              if (l < 0 || v === undefined) return undefined;
+              return (await findTxnCoordinator(c, v).catch(() => -1)) === l
+                ? { leader: l, via: v }
+                : undefined;
+            },
           );
           const before = commitsSoFar();
           await killUntilExpired(c, leader);
