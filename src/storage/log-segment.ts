@@ -15,9 +15,9 @@
 // I/O is synchronous (openSync / writeSync / readSync / fdatasyncSync): appends land in the page cache and
 // return, like Kafka's FileChannel writes; a synchronous path has no per-call promise or thread-pool hop,
 // which is both simpler and faster for writes this small, and keeps the log's state changes atomic with
-// respect to the event loop. The one exception is the flush of a rolled segment (flushInBackground): an
-// fdatasync waits for the disk (seconds for a GiB segment), so it runs on libuv's thread pool, as Kafka
-// runs it on its scheduler thread.
+// respect to the event loop. Two exceptions run on libuv's thread pool, as Kafka runs them on its
+// scheduler thread: the flush of a rolled segment (flushInBackground: an fdatasync waits for the disk,
+// seconds for a GiB segment) and the removal of a segment renamed `.deleted` (deleteInBackground).
 // Batches never checked in this process — those of a segment loaded after a clean shutdown, not recovered —
 // have their CRC checked when first read; a batch that fails is never served: the read answers
 // CORRUPT_MESSAGE (one ERROR line per bad batch naming the file, position and offsets) instead of handing
@@ -35,7 +35,6 @@ import {
   fdatasync as fsFdatasync,
   open as fsOpen,
   fstatSync,
-  unlink as fsUnlink,
   ftruncateSync,
   openSync,
   readSync,
@@ -45,6 +44,7 @@ import {
   utimesSync,
   writeSync,
 } from "node:fs";
+import { unlink } from "node:fs/promises";
 import { Logger } from "../common/logger.js";
 import type { Time } from "../common/time.js";
 import { KafkaError } from "../protocol/errors.js";
@@ -856,11 +856,8 @@ function datasyncFile(path: string): Promise<void> {
 }
 
 /** unlink of the file at `path` on the thread pool; nothing when it is gone already. */
-function unlinkIfExists(path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fsUnlink(path, (e) => {
-      if (e && e.code !== "ENOENT") reject(e);
-      else resolve();
-    });
+async function unlinkIfExists(path: string): Promise<void> {
+  await unlink(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== "ENOENT") throw e;
   });
 }

@@ -824,7 +824,6 @@ export class UnifiedLog {
       this.pendingFlushes--;
     }
     if (this.closed || this.truncations !== truncations || target <= this._recoveryPoint) return;
-    if (target > this._logEndOffset) return;
     this._recoveryPoint = target;
     this.lastFlushedTime = this.time.milliseconds();
   }
