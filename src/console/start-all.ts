@@ -38,9 +38,16 @@ async function main(args: string[]): Promise<number> {
   });
   if (bootstrap === undefined) return exited;
   process.stdout.write(`Broker listening on PLAINTEXT://${bootstrap}\n`);
-  const forward = (signal: NodeJS.Signals) => () => {
-    if (broker.exitCode === null) broker.kill(signal);
+  // The broker is signalled once: it ignores a repeat while it shuts down, but once it has shut down it
+  // no longer handles signals, and a second SIGTERM in the moment before it exits would kill it (exit
+  // code "killed by a signal" instead of 0).
+  let signalled = false;
+  const stopBroker = (signal: NodeJS.Signals): void => {
+    if (signalled || broker.exitCode !== null) return;
+    signalled = true;
+    broker.kill(signal);
   };
+  const forward = (signal: NodeJS.Signals) => () => stopBroker(signal);
   process.on("SIGTERM", forward("SIGTERM"));
   process.on("SIGINT", forward("SIGINT"));
   // The broker stopping on its own stops the console too.
@@ -54,7 +61,7 @@ async function main(args: string[]): Promise<number> {
     process.env.TRIBUTARY_CONSOLE_HISTORY ?? `sqlite:${join(tmpdir(), "tributary-console-history.db")}`,
   ];
   const consoleCode = await runConsole(consoleArgs);
-  if (broker.exitCode === null) broker.kill("SIGTERM");
+  stopBroker("SIGTERM");
   const brokerCode = await exited;
   return consoleCode || brokerCode;
 }
