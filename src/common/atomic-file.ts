@@ -3,11 +3,13 @@
 // goes to `<file>.tmp`, which is fsynced, renamed over `<file>`, and the directory is fsynced so the rename
 // survives a crash. A reader sees the old file or the new one, never a mix; a crash can leave `<file>.tmp`
 // behind, which the next write replaces. One copy for every layer: the storage checkpoints,
-// meta.properties and partition.metadata (synchronous) and the server's metadata snapshot (asynchronous,
-// off the event loop).
+// meta.properties and partition.metadata (synchronous), the server's metadata snapshot (asynchronous,
+// off the event loop), and the pieces of an asynchronous write whose rename the caller orders itself
+// (the leader epoch checkpoint after a truncation: writeFileDurablyAsync, then rename, then
+// fsyncDirectoryAsync).
 
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
+import { open, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /** fsyncs a directory so a rename or a new file in it is durable (a no-op where directories can't be opened). */
@@ -24,6 +26,34 @@ export function fsyncDirectory(dir: string): void {
     // Some platforms refuse fsync on a directory; the rename is still atomic there.
   } finally {
     closeSync(fd);
+  }
+}
+
+/** fsyncDirectory off the event loop. */
+export async function fsyncDirectoryAsync(dir: string): Promise<void> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(dir, "r");
+  } catch {
+    return;
+  }
+  try {
+    await fh.sync();
+  } catch {
+    // As fsyncDirectory.
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `data` to `path` (created or truncated) and fsyncs it, off the event loop; no rename. */
+export async function writeFileDurablyAsync(path: string, data: string | Buffer): Promise<void> {
+  const fh = await open(path, "w");
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
 
@@ -53,13 +83,8 @@ export async function writeFileAtomicallyAsync(
   sync = true,
 ): Promise<void> {
   const tmp = `${path}.tmp`;
-  const fh = await open(tmp, "w");
-  try {
-    await fh.writeFile(data);
-    if (sync) await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  if (sync) await writeFileDurablyAsync(tmp, data);
+  else await writeFile(tmp, data);
   await rename(tmp, path);
-  if (sync) fsyncDirectory(dirname(path));
+  if (sync) await fsyncDirectoryAsync(dirname(path));
 }

@@ -41,6 +41,7 @@ import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fsyncDirectory } from "../common/atomic-file.js";
 import { Logger } from "../common/logger.js";
+import { OrderedAtomicFile } from "../common/ordered-atomic-file.js";
 import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { Time } from "../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../common/topic-partition.js";
@@ -195,6 +196,8 @@ export class LogManager {
    * checkpoints written later (as Kafka leaves a failed dir's checkpoints alone) so a repaired log keeps them.
    */
   private readonly retainedOffsets = new Map<string, Map<string, { tp: TopicPartition; offset: bigint }>>();
+  /** The writers of the offset checkpoints, by path. */
+  private readonly checkpointFiles = new Map<string, OrderedAtomicFile>();
   /** Log dirs out of space (writes refused, reads and deletions served), with the cause. */
   private readonly fullDirs = new Map<string, string>();
   /** Removals of `-delete` dirs under way (removeInBackground). */
@@ -362,13 +365,13 @@ export class LogManager {
       ),
       this.scheduler.schedule(
         "kafka-recovery-point-checkpoint",
-        () => this.checkpointRecoveryPoints(),
+        () => this.checkpointRecoveryPoints(true),
         c.recoveryPointCheckpointIntervalMs,
         c.recoveryPointCheckpointIntervalMs,
       ),
       this.scheduler.schedule(
         "kafka-log-start-offset-checkpoint",
-        () => this.checkpointLogStartOffsets(),
+        () => this.checkpointLogStartOffsets(true),
         c.logStartOffsetCheckpointIntervalMs,
         c.logStartOffsetCheckpointIntervalMs,
       ),
@@ -1099,16 +1102,21 @@ export class LogManager {
     }
   }
 
-  checkpointRecoveryPoints(): void {
-    this.writeCheckpoints(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint, true);
+  /**
+   * The checkpoints below are written now by the callers that need them on disk before they go on (a
+   * deleted or moved log, shutdown), and with `background` by the periodic tasks: off the event loop, as
+   * Kafka's scheduler threads write them (OrderedAtomicFile keeps the two kinds in order per file).
+   */
+  checkpointRecoveryPoints(background = false): void {
+    this.writeCheckpoints(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint, true, background);
   }
 
-  checkpointLogStartOffsets(): void {
-    this.writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset, true);
+  checkpointLogStartOffsets(background = false): void {
+    this.writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset, true, background);
   }
 
-  checkpointHighWatermarks(): void {
-    this.writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark, false);
+  checkpointHighWatermarks(background = false): void {
+    this.writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark, false, background);
   }
 
   /** Reads the high watermarks checkpointed by the previous run (for the replica layer). */
@@ -1142,27 +1150,68 @@ export class LogManager {
     }
   }
 
-  private writeCheckpoints(name: string, value: (log: UnifiedLog) => bigint, withFutureLogs: boolean): void {
+  private writeCheckpoints(
+    name: string,
+    value: (log: UnifiedLog) => bigint,
+    withFutureLogs: boolean,
+    background: boolean,
+  ): void {
     for (const dir of this.onlineLogDirs()) {
-      const entries = new Map<string, { tp: TopicPartition; offset: bigint }>();
-      for (const [key, e] of this.retainedOffsets.get(join(dir, name)) ?? []) {
-        if (this.failedLogs.has(key)) entries.set(key, e);
-      }
-      // (A partition's current and future logs are never in the same dir: one entry per partition.)
-      for (const { log, dir: d } of withFutureLogs
-        ? [...this.logs.values(), ...this.futureLogs.values()]
-        : this.logs.values()) {
-        if (d === dir)
-          entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
+      const checkpoint = new OffsetCheckpointFile(join(dir, name));
+      const text = (): string => checkpoint.format(this.checkpointEntries(dir, name, value, withFutureLogs));
+      const file = this.checkpointFile(dir, name);
+      if (background) {
+        file.writeInBackground(text);
+        continue;
       }
       try {
-        new OffsetCheckpointFile(join(dir, name)).write(entries);
+        file.write(text());
       } catch (e) {
         // A full dir keeps its previous checkpoint (older offsets: a recovery re-reads a little more).
         if (!isNoSpaceError(e)) throw e;
         this.markLogDirFull(dir, e as Error);
       }
     }
+  }
+
+  /** What checkpoint `name` of `dir` holds now: its logs' offsets, and those kept for offline partitions. */
+  private checkpointEntries(
+    dir: string,
+    name: string,
+    value: (log: UnifiedLog) => bigint,
+    withFutureLogs: boolean,
+  ): Map<string, { tp: TopicPartition; offset: bigint }> {
+    const entries = new Map<string, { tp: TopicPartition; offset: bigint }>();
+    for (const [key, e] of this.retainedOffsets.get(join(dir, name)) ?? []) {
+      if (this.failedLogs.has(key)) entries.set(key, e);
+    }
+    // (A partition's current and future logs are never in the same dir: one entry per partition.)
+    for (const { log, dir: d } of withFutureLogs
+      ? [...this.logs.values(), ...this.futureLogs.values()]
+      : this.logs.values()) {
+      if (d === dir)
+        entries.set(topicPartitionKey(log.topicPartition), { tp: log.topicPartition, offset: value(log) });
+    }
+    return entries;
+  }
+
+  /** Resolves once no offset checkpoint is being written in the background. */
+  async checkpointsWritten(): Promise<void> {
+    for (const file of this.checkpointFiles.values()) await file.flushed();
+  }
+
+  /** The writer of checkpoint `name` in `dir`; a background write's failure is handled as a write's. */
+  private checkpointFile(dir: string, name: string): OrderedAtomicFile {
+    const path = join(dir, name);
+    let file = this.checkpointFiles.get(path);
+    if (file === undefined) {
+      file = new OrderedAtomicFile(path, (e) => {
+        if (isNoSpaceError(e)) this.markLogDirFull(dir, e);
+        else this.logger.error(`Error while writing ${path}: ${e.message}`);
+      });
+      this.checkpointFiles.set(path, file);
+    }
+    return file;
   }
 
   /** Flushes and closes every log, writes the checkpoints and the clean-shutdown marker. */
@@ -1196,6 +1245,7 @@ export class LogManager {
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
+    for (const file of this.checkpointFiles.values()) file.close(false);
     for (const dir of this.onlineLogDirs()) {
       if (this.uncleanDirs.has(dir) || !existsSync(dir)) continue;
       try {

@@ -1127,6 +1127,7 @@ export class UnifiedLog {
       // The next load rebuilds the state from the log (or an older snapshot): the log still closes.
       this.logger.warn(`Could not write the producer snapshot at close: ${(e as Error).message}`);
     }
+    this.leaderEpochCache?.close();
     for (const s of this.segmentList) s.close();
     this.closed = true;
   }
@@ -1134,6 +1135,7 @@ export class UnifiedLog {
   /** Closes every file without writing anything (a log that could not be closed cleanly). */
   closeWithoutWriting(): void {
     this.producerExpireCheck?.cancel();
+    this.leaderEpochCache?.close(false);
     for (const s of this.segmentList) s.closeHandlers();
     this.closed = true;
   }

@@ -1,9 +1,10 @@
 // LeaderEpochFileCache: the behaviours of Kafka's LeaderEpochFileCacheTest (assign ordering and
 // monotonicity, endOffsetFor, truncation from start and end), plus persistence and reload through the
-// real leader-epoch-checkpoint file and the handling of a damaged file.
+// real leader-epoch-checkpoint file (truncateFromStart's write in the background and its ordering against
+// the synchronous ones) and the handling of a damaged file.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, test } from "node:test";
@@ -291,17 +292,76 @@ describe("LeaderEpochFileCache persistence", () => {
     assert.equal(readFileSync(join(dir, "leader-epoch-checkpoint"), "utf8"), "");
   });
 
-  test("every change is written in Kafka's format and reloads", () => {
+  const checkpointText = (): string => readFileSync(join(dir, "leader-epoch-checkpoint"), "utf8");
+
+  test("every change is written in Kafka's format and reloads", async () => {
     cache.assign(2, 6n);
-    assert.equal(readFileSync(join(dir, "leader-epoch-checkpoint"), "utf8"), "0\n1\n2 6\n");
+    assert.equal(checkpointText(), "0\n1\n2 6\n");
     cache.assign(3, 8n);
     cache.assign(4, 11n);
     cache.truncateFromEnd(11n);
+    assert.equal(checkpointText(), "0\n2\n2 6\n3 8\n");
     cache.truncateFromStart(7n);
-    assert.equal(readFileSync(join(dir, "leader-epoch-checkpoint"), "utf8"), "0\n2\n2 7\n3 8\n");
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n2\n2 7\n3 8\n");
     const again = LeaderEpochFileCache.load(dir);
     assert.deepEqual(again.epochEntries(), [e(2, 7), e(3, 8)]);
     assert.deepEqual(again.endOffsetFor(2, 20n), eo(2, 8));
+  });
+
+  test("truncateFromStart writes in the background; later changes win, whichever write ends last", async () => {
+    cache.assign(2, 6n);
+    cache.assign(3, 8n);
+    cache.truncateFromStart(7n);
+    // The file is rewritten off the event loop: not yet.
+    assert.equal(checkpointText(), "0\n2\n2 6\n3 8\n");
+    // A synchronous write while the background one is under way: the older background write is dropped.
+    cache.assign(4, 11n);
+    assert.equal(checkpointText(), "0\n3\n2 7\n3 8\n4 11\n");
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n3\n2 7\n3 8\n4 11\n");
+    // Several truncations during one background write: the last state is what the file ends with.
+    cache.truncateFromStart(9n);
+    cache.truncateFromStart(10n);
+    cache.truncateFromStart(12n);
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n1\n4 12\n");
+    assert.deepEqual(readdirSync(dir), ["leader-epoch-checkpoint"]);
+  });
+
+  test("close writes a truncation still pending; close(false) and a closed cache write nothing more", async () => {
+    cache.assign(2, 6n);
+    cache.truncateFromStart(9n);
+    cache.close();
+    assert.equal(checkpointText(), "0\n1\n2 9\n");
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n1\n2 9\n");
+    assert.deepEqual(readdirSync(dir), ["leader-epoch-checkpoint"]);
+    fresh();
+    cache.assign(2, 6n);
+    cache.truncateFromStart(9n);
+    cache.close(false);
+    cache.truncateFromStart(10n);
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n1\n2 6\n");
+  });
+
+  test("a background write whose log dir went away is dropped quietly; load removes a leftover temp file", async () => {
+    cache.assign(2, 6n);
+    const logs: string[] = [];
+    const prev = setLogSink((line) => logs.push(line));
+    try {
+      cache.truncateFromStart(9n);
+      renameSync(dir, `${dir}-delete`); // as a deleted partition's dir
+      await cache.flushed();
+    } finally {
+      setLogSink(prev);
+    }
+    assert.deepEqual(logs, []);
+    fresh();
+    writeFileSync(join(dir, "leader-epoch-checkpoint.bg.tmp"), "0\n1\n5 5\n");
+    LeaderEpochFileCache.load(dir);
+    assert.deepEqual(readdirSync(dir).sort(), ["leader-epoch-checkpoint"]);
   });
 
   test("a file written by Kafka loads; non-monotonic entries are cleaned as assign does", () => {

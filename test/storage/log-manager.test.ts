@@ -205,6 +205,7 @@ test("retention runs on log.retention.check.interval.ms and moves the log start 
     await scheduler.tick(MINUTE); // file.delete.delay.ms later they are gone
     assert.ok(!readdirSync(partDir).some((n) => n.endsWith(".deleted")));
     await scheduler.tick(MINUTE); // the log start offset checkpoint task has run
+    await lm.checkpointsWritten(); // off the event loop
     const lso = readFileSync(join(dirs[0], "log-start-offset-checkpoint"), "utf8");
     assert.match(lso, new RegExp(`^events 0 ${log.logStartOffset}$`, "m"));
     // Fresh data is untouched.

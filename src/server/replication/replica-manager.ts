@@ -182,16 +182,19 @@ export class ReplicaManager {
     const interval = this.config.replicaHighWatermarkCheckpointIntervalMs;
     this.hwCheckpointTask = this.scheduler.schedule(
       "highwatermark-checkpoint",
-      () => this.checkpointHighWatermarks(),
+      () => this.checkpointHighWatermarks(true),
       interval,
       interval,
     );
   }
 
-  /** Writes every hosted log's high watermark to replication-offset-checkpoint in its log dir. */
-  checkpointHighWatermarks(): void {
+  /**
+   * Writes every hosted log's high watermark to replication-offset-checkpoint in its log dir: now, or off
+   * the event loop (`background`, the periodic task).
+   */
+  checkpointHighWatermarks(background = false): void {
     try {
-      this.logManager.checkpointHighWatermarks();
+      this.logManager.checkpointHighWatermarks(background);
     } catch (e) {
       this.logger.error(`Error while writing the high watermark checkpoint: ${(e as Error).message}`);
     }

@@ -45,14 +45,26 @@ export class OffsetCheckpointFile {
 
   /** Replaces the checkpoint atomically with these entries (a Map as returned by read, or any iterable). */
   write(entries: ReadonlyMap<string, OffsetCheckpointEntry> | Iterable<OffsetCheckpointEntry>): void {
-    const list = isMap(entries) ? [...entries.values()] : [...entries];
-    for (const e of list) {
-      if (e.tp.topic === "" || /\s/.test(e.tp.topic)) {
-        throw new RangeError(`topic name ${JSON.stringify(e.tp.topic)} cannot be written in a checkpoint`);
-      }
-    }
-    this.file.write(list);
+    this.file.write(entryList(entries));
   }
+
+  /** The file's text for these entries (for a writer of its own, see OrderedAtomicFile). */
+  format(entries: ReadonlyMap<string, OffsetCheckpointEntry> | Iterable<OffsetCheckpointEntry>): string {
+    return this.file.format(entryList(entries));
+  }
+}
+
+/** The entries as a list; a topic name that a checkpoint line cannot hold is a RangeError. */
+function entryList(
+  entries: ReadonlyMap<string, OffsetCheckpointEntry> | Iterable<OffsetCheckpointEntry>,
+): OffsetCheckpointEntry[] {
+  const list = isMap(entries) ? [...entries.values()] : [...entries];
+  for (const e of list) {
+    if (e.tp.topic === "" || /\s/.test(e.tp.topic)) {
+      throw new RangeError(`topic name ${JSON.stringify(e.tp.topic)} cannot be written in a checkpoint`);
+    }
+  }
+  return list;
 }
 
 function isMap(

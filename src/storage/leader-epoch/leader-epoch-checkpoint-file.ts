@@ -54,6 +54,11 @@ export class LeaderEpochCheckpointFile {
     return this.file.parse(text);
   }
 
+  /** The file's text for these entries. */
+  format(entries: Iterable<EpochEntry>): string {
+    return this.file.format(entries);
+  }
+
   /** Replaces the entries atomically. */
   write(entries: Iterable<EpochEntry>, sync = true): void {
     this.file.write(entries, sync);

@@ -3,9 +3,13 @@
 // use it to answer OffsetsForLeaderEpoch and truncate to the divergence point instead of the high watermark.
 //
 // Invariants (kept by assign, as Kafka does): epochs strictly increase, and so do start offsets. Every
-// change is written to the checkpoint atomically before the method returns (Kafka 3.x flushes assign
-// synchronously and truncations asynchronously; we flush both synchronously, which is simpler and never
-// leaves stale entries on disk).
+// change is written to the checkpoint atomically (temporary file, fsync, rename, directory fsync). assign,
+// truncateFromEnd and clearAndFlush write it before they return. truncateFromStart — retention and
+// DeleteRecords moving the log start offset, several times a second per partition on a busy broker with
+// small segments — writes it in the background, as Kafka 3.7's truncateFromStartAsyncFlush does
+// (KAFKA-15046): off the event loop, never overtaking a later synchronous write (OrderedAtomicFile). A
+// crash before it lands leaves entries below the log start offset in the file, which is harmless: the log
+// loader truncates the cache from the log start offset again. close() writes what is still pending.
 //
 // A malformed or truncated checkpoint is not trusted: load logs one WARN line and starts with an empty
 // cache, leaving the file as it is until the next change rewrites it. Starting empty is safe because the
@@ -15,6 +19,7 @@
 
 import { existsSync, writeFileSync } from "node:fs";
 import { Logger } from "../../common/logger.js";
+import { OrderedAtomicFile } from "../../common/ordered-atomic-file.js";
 import { CheckpointFileError } from "../checkpoint/checkpoint-file.js";
 import { type EpochEntry, LeaderEpochCheckpointFile } from "./leader-epoch-checkpoint-file.js";
 
@@ -33,11 +38,16 @@ export interface EpochEndOffset {
 export class LeaderEpochFileCache {
   /** Sorted by epoch (and so by start offset). */
   private epochs: EpochEntry[] = [];
+  private readonly file: OrderedAtomicFile;
 
   private constructor(
     private readonly checkpoint: LeaderEpochCheckpointFile,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.file = new OrderedAtomicFile(checkpoint.path, (e) =>
+      logger.warn(`Could not write the leader epoch checkpoint ${checkpoint.path}: ${e.message}`),
+    );
+  }
 
   /**
    * Loads `<partitionDir>/leader-epoch-checkpoint`, creating it empty when missing (as Kafka's
@@ -48,6 +58,7 @@ export class LeaderEpochFileCache {
     const log =
       logger ?? new Logger("kafka.server.epoch.LeaderEpochFileCache", `LeaderEpochCache ${partitionDir}`);
     const cache = new LeaderEpochFileCache(checkpoint, log);
+    cache.file.removeLeftovers();
     if (!existsSync(checkpoint.path)) {
       writeFileSync(checkpoint.path, "");
       return cache;
@@ -257,7 +268,7 @@ export class LeaderEpochFileCache {
     const updated: EpochEntry = { epoch: firstBefore.epoch, startOffset };
     const removed = this.epochs.slice(0, n);
     this.epochs = [updated, ...this.epochs.slice(n)];
-    this.flush();
+    this.flushInBackground();
     this.logger.debug(
       `Cleared entries [${removed.map(entryString).join(", ")}] and rewrote first entry ${entryString(updated)} after truncating to start offset ${startOffset}, leaving ${this.epochs.length} in the cache.`,
     );
@@ -274,9 +285,28 @@ export class LeaderEpochFileCache {
     this.flush();
   }
 
+  /** Resolves once no background write is under way (tests). */
+  flushed(): Promise<void> {
+    return this.file.flushed();
+  }
+
+  /**
+   * The log closes: a truncation still only in memory is written now (a failure is logged: the loader
+   * truncates from the log start offset again); `write` false (a log closed without writing) drops it.
+   * Nothing is written after this.
+   */
+  close(write = true): void {
+    this.file.close(write);
+  }
+
   /** `durable`: fsync the file and its directory (see assign's callers for when that is skipped). */
   private flush(durable = true): void {
-    this.checkpoint.write(this.epochs, durable);
+    this.file.write(this.checkpoint.format(this.epochs), durable);
+  }
+
+  /** Writes the entries off the event loop, as they are when the write starts (see the top of the file). */
+  private flushInBackground(): void {
+    this.file.writeInBackground(() => this.checkpoint.format(this.epochs));
   }
 }
 

@@ -359,6 +359,7 @@ test("the high watermark is checkpointed every replica.high.watermark.checkpoint
   await b.replicaManager.appendRecords(1000, 1, [{ topicPartition: tp("t"), records: records(7) }]);
   const file = join(b.logDirs[0], "replication-offset-checkpoint");
   await b.scheduler.tick(5000);
+  await b.logManager.checkpointsWritten(); // written off the event loop
   assert.equal(readFileSync(file, "utf8"), "0\n1\nt 0 7\n");
   b.stop();
   // Restart as a follower (the HW then does not simply follow the LEO): the checkpointed HW is restored.
