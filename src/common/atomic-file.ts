@@ -5,8 +5,7 @@
 // behind, which the next write replaces. One copy for every layer: the storage checkpoints,
 // meta.properties and partition.metadata (synchronous), the server's metadata snapshot (asynchronous,
 // off the event loop), and the pieces of an asynchronous write whose rename the caller orders itself
-// (the leader epoch checkpoint after a truncation: writeFileDurablyAsync, then rename, then
-// fsyncDirectoryAsync).
+// (OrderedAtomicFile: writeFileDurablyAsync, then its rename, then fsyncDirectoryAsync).
 
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { open, rename, writeFile } from "node:fs/promises";
