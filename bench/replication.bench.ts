@@ -23,7 +23,9 @@
 //    - then p50/p99 latency at half the measured records/s (`--throughput`), ~12 s worth of records, the
 //      first fifth `--warmup-records` (the steady-state p99 is the figure);
 //    - CPU (utime + stime from /proc) of each broker and of the producer over the tool's measured window,
-//      and what the machine's disks wrote meanwhile with the peak of dirty page cache (/proc/diskstats,
+//      and per GB produced split into user space and kernel, with the whole machine's busy time (/proc/stat);
+//      (the summary compares RF 3's split with RF 1's and bounds what the broker's own code could change);
+//      what the machine's disks wrote meanwhile with the peak of dirty page cache (/proc/diskstats,
 //      /proc/meminfo: a run bound by the disk shows its write rate at the disk's limit);
 //      ISR shrinks/expansions the brokers logged meanwhile. The topic is deleted afterwards, and `sync`
 //      runs before every measured run (dirty pages of the earlier run would stall appends).
@@ -168,6 +170,45 @@ function brokerCpu(u: Map<string, ProcUsage | undefined>, producedBytesPerSec?: 
       ? `; brokers' CPU-s per GB produced ${(total / (producedBytesPerSec / 1e9)).toFixed(1)}`
       : "";
   return `brokers ${parts.join(", ")} (sum ${total.toFixed(2)}), producer ${c ? c.cores.toFixed(2) : "?"} cores${perGb}`;
+}
+
+/** CPU-seconds per GB produced during a run, split by who spent them and where (user space / kernel). */
+interface CpuPerGb {
+  readonly brokersUser: number;
+  readonly brokersSystem: number;
+  readonly producerUser: number;
+  readonly producerSystem: number;
+  /** The whole machine's busy time: the processes above, the kernel's own threads and anything else. */
+  readonly machine: number;
+  /** How many of the machine's CPUs were busy, on average. */
+  readonly machineCores: number;
+}
+
+function cpuPerGb(u: Map<string, ProcUsage | undefined>, producedBytesPerSec: number): CpuPerGb | undefined {
+  const m = u.get("machine");
+  const c = u.get("client");
+  if (!m || !c || !(producedBytesPerSec > 0)) return undefined;
+  const gb = (producedBytesPerSec / 1e9) * m.wallSeconds;
+  let bu = 0;
+  let bs = 0;
+  for (let i = 0; i < BROKERS; i++) {
+    bu += u.get(`broker${i}`)?.userSeconds ?? 0;
+    bs += u.get(`broker${i}`)?.systemSeconds ?? 0;
+  }
+  return {
+    brokersUser: bu / gb,
+    brokersSystem: bs / gb,
+    producerUser: c.userSeconds / gb,
+    producerSystem: c.systemSeconds / gb,
+    machine: m.cpuSeconds / gb,
+    machineCores: m.cores,
+  };
+}
+
+function cpuPerGbLine(x: CpuPerGb | undefined): string {
+  if (!x) return "?";
+  const f = (n: number): string => n.toFixed(2);
+  return `brokers user ${f(x.brokersUser)} + system ${f(x.brokersSystem)}, producer user ${f(x.producerUser)} + system ${f(x.producerSystem)}; whole machine ${f(x.machine)} (${x.machineCores.toFixed(2)} of ${availableParallelism()} CPUs busy)`;
 }
 
 /** The disks' write rate in a window against the bytes produced meanwhile (RF copies are each written). */
@@ -330,6 +371,7 @@ async function produce(
     onLine: (l, at) => lines.set(l.trim(), at),
   });
   sampler.add("client", child.pid);
+  sampler.addMachine("machine");
   sampler.start();
   const disk = new DiskSampler();
   disk.start();
@@ -345,7 +387,7 @@ async function produce(
   const end = lines.get(s.line) ?? Date.now();
   const start = end - (s.records / s.recordsPerSec) * 1000;
   const usage = new Map<string, ProcUsage | undefined>();
-  for (const name of ["broker0", "broker1", "broker2", "client"])
+  for (const name of ["broker0", "broker1", "broker2", "client", "machine"])
     usage.set(name, sampler.usage(name, start, end));
   return { summary: s, steady, usage, disk: disk.usage(start, end), isr: isrChanges(from) };
 }
@@ -355,6 +397,7 @@ async function produce(
 interface CaseResult {
   readonly maxMBps: number;
   readonly p99Steady?: number;
+  readonly cpu?: CpuPerGb;
 }
 const results: { A: CaseResult[]; B: CaseResult[] } = { A: [], B: [] };
 
@@ -393,6 +436,8 @@ async function produceCase(which: "A" | "B", round: number): Promise<void> {
       `**${count(m.recordsPerSec)} records/s = ${mbs(m.recordsPerSec * RECORD_SIZE)}**; latency avg ${m.avgMs} ms, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, max ${m.maxMs} ms`,
     );
     record("  CPU during the max run", brokerCpu(max.usage, m.recordsPerSec * RECORD_SIZE));
+    const cpu = cpuPerGb(max.usage, m.recordsPerSec * RECORD_SIZE);
+    record("  CPU-s per GB produced, max run", cpuPerGbLine(cpu));
     record("  disks during the max run", diskLine(max.disk, m.recordsPerSec * RECORD_SIZE));
     record("  ISR shrinks / expansions logged during it", `${max.isr.shrinks} / ${max.isr.expansions}`);
     for (const l of max.isr.lines) console.log(`    ${l}`);
@@ -409,7 +454,7 @@ async function produceCase(which: "A" | "B", round: number): Promise<void> {
     record("  disks at half rate", diskLine(lat.disk, w.recordsPerSec * RECORD_SIZE));
     record("  ISR shrinks / expansions logged during it", `${lat.isr.shrinks} / ${lat.isr.expansions}`);
     for (const l of lat.isr.lines) console.log(`    ${l}`);
-    results[which].push({ maxMBps, p99Steady: s?.p99Ms });
+    results[which].push({ maxMBps, p99Steady: s?.p99Ms, cpu });
   } finally {
     await deleteTopic(topic).catch((e) => failed(`delete ${topic}`, e));
   }
@@ -683,6 +728,7 @@ async function main(): Promise<void> {
       `**${ratio.toFixed(2)}×** (goal ≥ 0.4×: ${ratio >= 0.4 ? "met" : "NOT met"})`,
     );
   }
+  cpuSummary();
   report.printTable();
   console.log(`\n${rawLines.join("\n")}`);
   console.log(
@@ -696,6 +742,44 @@ async function main(): Promise<void> {
     for (const f of failures) console.log(`- ${f}`);
     process.exitCode = 1;
   }
+}
+
+/**
+ * Where RF 3's extra CPU goes, from the max runs' CPU-seconds per GB: the brokers' user-space time RF 3
+ * over RF 1 (3× is the floor of this design: every byte is appended by three replicas), their kernel time
+ * likewise, and what the ratio would be if the brokers' own code cost nothing at all — the machine's
+ * busy CPU-s per GB without the brokers' user time, at the same busy CPUs — which bounds what any change
+ * to the broker's code can reach on this machine.
+ */
+function cpuSummary(): void {
+  const mean = (xs: CaseResult[], k: keyof CpuPerGb): number | undefined => {
+    const v = xs.flatMap((x) => (x.cpu ? [x.cpu[k]] : []));
+    return v.length === 0 ? undefined : v.reduce((a, x) => a + x, 0) / v.length;
+  };
+  const get = (k: keyof CpuPerGb): [number, number] | undefined => {
+    const a = mean(results.A, k);
+    const b = mean(results.B, k);
+    return a === undefined || b === undefined ? undefined : [a, b];
+  };
+  const bu = get("brokersUser");
+  const bs = get("brokersSystem");
+  const pu = get("producerUser");
+  const ps = get("producerSystem");
+  const ma = get("machine");
+  const cores = get("machineCores");
+  if (!bu || !bs || !pu || !ps || !ma || !cores) return;
+  const vs = ([a, b]: [number, number]): string =>
+    `${a.toFixed(2)} vs ${b.toFixed(2)} (${(a / b).toFixed(1)}×)`;
+  record("CPU-s per GB, RF3 acks=all vs RF1 acks=1: brokers' user space", vs(bu));
+  record("  brokers' kernel time", vs(bs));
+  record("  producer, user + kernel", vs([pu[0] + ps[0], pu[1] + ps[1]]));
+  record("  whole machine", `${vs(ma)}; busy CPUs ${cores[0].toFixed(2)} vs ${cores[1].toFixed(2)}`);
+  const rate = (i: 0 | 1, withoutBrokersUser: boolean): number =>
+    cores[i] / (ma[i] - (withoutBrokersUser ? bu[i] : 0));
+  record(
+    "  ratio from these figures / if the brokers' user space cost nothing",
+    `${(rate(0, false) / rate(1, false)).toFixed(2)}× / ${(rate(0, true) / rate(1, true)).toFixed(2)}×`,
+  );
 }
 
 await main();

@@ -1,6 +1,8 @@
-// Benchmark support: samples the CPU time (utime + stime from /proc/<pid>/stat) and resident memory
+// Benchmark support: samples the CPU time (utime and stime from /proc/<pid>/stat) and resident memory
 // (VmRSS from /proc/<pid>/status) of running processes while a benchmark phase runs, so each phase can
-// report how much of a core a process used and how much memory it held. Linux only.
+// report how much of a core a process used, how much of it was the kernel's, and how much memory it held;
+// and the whole machine's busy time (/proc/stat), which also counts the kernel's own threads (writeback,
+// softirqs) that no process is charged for. Linux only.
 
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -12,15 +14,37 @@ const CLK_TCK = ((): number => {
   return r.status === 0 && n > 0 ? n : 100;
 })();
 
-/** CPU seconds (user + system) a process has used so far; NaN once it is gone. */
-export function cpuSeconds(pid: number): number {
+/** CPU seconds a process has spent in user space and in the kernel so far; undefined once it is gone. */
+export function cpuTimes(pid: number): { user: number; system: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // fields 14 (utime) and 15 (stime)
+    // fields 14 (utime) and 15 (stime)
+    return { user: Number(fields[11]) / CLK_TCK, system: Number(fields[12]) / CLK_TCK };
   } catch {
-    return Number.NaN;
+    return undefined;
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far; NaN once it is gone. */
+export function cpuSeconds(pid: number): number {
+  const t = cpuTimes(pid);
+  return t === undefined ? Number.NaN : t.user + t.system;
+}
+
+/**
+ * Busy CPU seconds of the whole machine so far, summed over its CPUs (/proc/stat's "cpu" line): user =
+ * user + nice (guest time is inside user), system = system + irq + softirq; idle, iowait and steal (time
+ * the hypervisor gave to others) are not busy.
+ */
+export function machineCpuTimes(): { user: number; system: number } | undefined {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0];
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    return { user: (f[0] + f[1]) / CLK_TCK, system: (f[2] + f[5] + f[6]) / CLK_TCK };
+  } catch {
+    return undefined;
   }
 }
 
@@ -38,6 +62,9 @@ export function rssKiB(pid: number): number {
 export interface ProcUsage {
   /** CPU seconds used during the window. */
   readonly cpuSeconds: number;
+  /** Of which in user space, and in the kernel (system calls, page faults). */
+  readonly userSeconds: number;
+  readonly systemSeconds: number;
   /** Wall-clock seconds of the window. */
   readonly wallSeconds: number;
   /** CPU seconds per wall second: 1.0 is one core fully busy. */
@@ -49,8 +76,15 @@ export interface ProcUsage {
 interface Sample {
   /** Date.now() of the sample. */
   readonly at: number;
-  readonly cpu: number;
+  readonly user: number;
+  readonly system: number;
   readonly rss: number;
+}
+
+interface Series {
+  /** The current counters, or undefined once the process is gone. */
+  readonly read: () => { user: number; system: number; rss: number } | undefined;
+  readonly samples: Sample[];
 }
 
 /**
@@ -60,7 +94,7 @@ interface Sample {
  * sample, so up to one interval of its CPU time may not be counted.
  */
 export class ProcSampler {
-  private readonly series = new Map<string, { pid: number; samples: Sample[] }>();
+  private readonly series = new Map<string, Series>();
   private timer: NodeJS.Timeout | undefined;
   private started = 0;
   private stopped = 0;
@@ -69,7 +103,22 @@ export class ProcSampler {
 
   /** Starts sampling `pid` under `name`. */
   add(name: string, pid: number): void {
-    const s = { pid, samples: [] as Sample[] };
+    this.addSeries(name, () => {
+      const t = cpuTimes(pid);
+      return t === undefined ? undefined : { ...t, rss: rssKiB(pid) };
+    });
+  }
+
+  /** Samples the whole machine's busy time under `name` (its RSS is NaN). */
+  addMachine(name: string): void {
+    this.addSeries(name, () => {
+      const t = machineCpuTimes();
+      return t === undefined ? undefined : { ...t, rss: Number.NaN };
+    });
+  }
+
+  private addSeries(name: string, read: Series["read"]): void {
+    const s: Series = { read, samples: [] };
     this.series.set(name, s);
     this.sampleOne(s);
   }
@@ -80,10 +129,10 @@ export class ProcSampler {
     this.timer.unref();
   }
 
-  private sampleOne(s: { pid: number; samples: Sample[] }): void {
-    const cpu = cpuSeconds(s.pid);
-    if (Number.isNaN(cpu)) return; // exited: keep the last sample
-    s.samples.push({ at: Date.now(), cpu, rss: rssKiB(s.pid) });
+  private sampleOne(s: Series): void {
+    const x = s.read();
+    if (x === undefined) return; // exited: keep the last sample
+    s.samples.push({ at: Date.now(), user: x.user, system: x.system, rss: x.rss });
   }
 
   private sample(): void {
@@ -104,22 +153,31 @@ export class ProcSampler {
   usage(name: string, fromMs = this.started, toMs = this.stopped): ProcUsage | undefined {
     const samples = this.series.get(name)?.samples ?? [];
     if (samples.length === 0 || !(toMs > fromMs)) return undefined;
-    const cpuAt = (t: number): number => {
-      if (t <= samples[0].at) return samples[0].cpu;
+    const at = (t: number, k: "user" | "system"): number => {
+      if (t <= samples[0].at) return samples[0][k];
       for (let i = 1; i < samples.length; i++) {
         const a = samples[i - 1];
         const b = samples[i];
-        if (t <= b.at) return a.cpu + ((b.cpu - a.cpu) * (t - a.at)) / Math.max(1, b.at - a.at);
+        if (t <= b.at) return a[k] + ((b[k] - a[k]) * (t - a.at)) / Math.max(1, b.at - a.at);
       }
-      return samples[samples.length - 1].cpu;
+      return samples[samples.length - 1][k];
     };
-    const used = cpuAt(toMs) - cpuAt(fromMs);
+    const userSeconds = at(toMs, "user") - at(fromMs, "user");
+    const systemSeconds = at(toMs, "system") - at(fromMs, "system");
+    const used = userSeconds + systemSeconds;
     const wallSeconds = (toMs - fromMs) / 1000;
     let peakRssKiB = Number.NaN;
     for (const x of samples) {
       if (Number.isNaN(x.rss) || x.at < fromMs - this.intervalMs || x.at > toMs + this.intervalMs) continue;
       if (!(peakRssKiB >= x.rss)) peakRssKiB = x.rss;
     }
-    return { cpuSeconds: used, wallSeconds, cores: used / wallSeconds, peakRssKiB };
+    return {
+      cpuSeconds: used,
+      userSeconds,
+      systemSeconds,
+      wallSeconds,
+      cores: used / wallSeconds,
+      peakRssKiB,
+    };
   }
 }
