@@ -254,17 +254,10 @@ export class KafkaProducer {
       return;
     }
     const now = this.time.milliseconds();
-    const input: AppendInput = {
-      topic,
-      partition,
-      timestamp: record.timestamp === undefined ? now : Number(record.timestamp),
-      key,
-      value: toBytes(record.value),
-      headers: record.headers ?? NO_HEADERS,
-      callback,
-      stickyPartition: sticky,
-    };
-    const size = (input.key?.length ?? 0) + (input.value?.length ?? 0);
+    const timestamp = record.timestamp === undefined ? now : Number(record.timestamp);
+    const value = toBytes(record.value);
+    const headers = record.headers ?? NO_HEADERS;
+    const size = (key?.length ?? 0) + (value?.length ?? 0);
     if (size + 82 > this.config.maxRequestSize) {
       callback(
         KafkaClientError.of(
@@ -275,33 +268,51 @@ export class KafkaProducer {
       );
       return;
     }
-    let n: number;
     try {
-      n = this.accumulator.append(input, now, this.onAppended);
+      const acc = this.accumulator;
+      const n = acc.mustWait()
+        ? -1
+        : acc.append(topic, partition, timestamp, key, value, headers, callback, now);
+      if (n >= 0) {
+        this.appended(topic, partition, sticky, n);
+        return;
+      }
+      const input: AppendInput = {
+        topic,
+        partition,
+        timestamp,
+        key,
+        value,
+        headers,
+        callback,
+        stickyPartition: sticky,
+      };
+      acc.enqueue(input, now, this.onAppended);
     } catch (e) {
       callback(e as Error, null);
       return;
     }
-    if (n >= 0) this.onAppended(input, n);
-    else this.sender.wakeup();
+    this.sender.wakeup();
   }
 
   /** After a record went into a batch (now, or once memory was free): the sticky partitioner counts it. */
-  private readonly onAppended = (input: AppendInput, bytes: number): void => {
-    if (input.stickyPartition) {
-      const topic = input.topic;
+  private appended(topic: string, partition: number, stickyPartition: boolean, bytes: number): void {
+    if (stickyPartition) {
       const numPartitions = this.metadata.partitionCount(topic);
       if (numPartitions !== undefined)
         this.sticky.onAppend(
           topic,
-          input.partition,
+          partition,
           bytes,
           numPartitions,
           this.metadata.availablePartitions(topic),
         );
     }
     this.sender.wakeup();
-  };
+  }
+
+  private readonly onAppended = (input: AppendInput, bytes: number): void =>
+    this.appended(input.topic, input.partition, input.stickyPartition, bytes);
 
   private notifySpace(): void {
     if (this.bufferFull) return;

@@ -80,51 +80,69 @@ export class RecordAccumulator {
   }
 
   /**
-   * Appends a record. Returns the encoded size (>0) when appended now, or -1 when the append waits for
-   * memory (then `onAppended` runs when it happens, and the callback gets a TimeoutException-like error
-   * after max.block.ms).
+   * Whether a new record has to wait for memory behind earlier ones (then it goes to `enqueue`, not to
+   * `append`). Throws once the producer is closing.
    */
-  append(input: AppendInput, nowMs: number, onAppended: OnAppended): number {
+  mustWait(): boolean {
     if (this.closing) throw new KafkaClientError(-1, "Cannot send after the producer is closed.");
-    if (this.waitingCount === 0) {
-      const n = this.tryAppend(input, nowMs);
-      if (n >= 0) return n;
-    }
-    this.waiters.push({ input, deadlineMs: nowMs + this.config.maxBlockMs, onAppended });
-    return -1;
+    return this.waitingCount > 0;
   }
 
-  private tryAppend(input: AppendInput, nowMs: number): number {
-    const key = this.keyOf(input.topic, input.partition);
-    let deque = this.batches.get(key);
+  /**
+   * Queues an append that has to wait for memory: `onAppended` runs once memory allows it, and the
+   * callback gets a TimeoutException-like error after max.block.ms.
+   */
+  enqueue(input: AppendInput, nowMs: number, onAppended: OnAppended): void {
+    if (this.closing) throw new KafkaClientError(-1, "Cannot send after the producer is closed.");
+    this.waiters.push({ input, deadlineMs: nowMs + this.config.maxBlockMs, onAppended });
+  }
+
+  /**
+   * Appends a record to its partition's last batch or a new one: returns the encoded size (>0), or -1
+   * when buffer.memory has no room for a new batch. The record's fields come one by one: this runs once
+   * per record, and an object per record would be one more allocation for the young-generation GC.
+   */
+  append(
+    topic: string,
+    partition: number,
+    timestamp: number,
+    key: Buffer | null,
+    value: Buffer | null,
+    headers: readonly RecordHeader[],
+    callback: SendCallback,
+    nowMs: number,
+  ): number {
+    const dequeKey = this.keyOf(topic, partition);
+    let deque = this.batches.get(dequeKey);
     if (deque === undefined) {
       deque = [];
-      this.batches.set(key, deque);
-      this.partitions.set(key, { topic: input.topic, partition: input.partition });
+      this.batches.set(dequeKey, deque);
+      this.partitions.set(dequeKey, { topic, partition });
     }
     const last = deque.length > 0 ? deque[deque.length - 1] : undefined;
     if (last !== undefined) {
-      const n = last.tryAppend(input.timestamp, input.key, input.value, input.headers, input.callback);
+      const n = last.tryAppend(timestamp, key, value, headers, callback);
       if (n >= 0) return n;
       last.closed = true;
     }
-    const size = Math.max(this.config.batchSize, recordSizeEstimate(input));
+    const estimate = recordSizeEstimate(key, value, headers);
+    const size = Math.max(this.config.batchSize, estimate);
     if (this.usedMemory + size > this.config.bufferMemory && this.usedMemory > 0) return -1;
     const batch = new ProducerBatch(
-      input.topic,
-      input.partition,
+      topic,
+      partition,
       this.config.batchSize,
       nowMs,
       this.config.compressionType,
       this.config.compressionLevel,
       this.pool,
-      recordSizeEstimate(input),
+      estimate,
     );
     this.usedMemory += size;
     memoryOf.set(batch, size);
     deque.push(batch);
     this.incomplete.add(batch);
-    return batch.tryAppend(input.timestamp, input.key, input.value, input.headers, input.callback);
+    return batch.tryAppend(timestamp, key, value, headers, callback);
   }
 
   private keyOf(topic: string, partition: number): string {
@@ -160,7 +178,17 @@ export class RecordAccumulator {
         );
         continue;
       }
-      const n = this.tryAppend(w.input, nowMs);
+      const { input } = w;
+      const n = this.append(
+        input.topic,
+        input.partition,
+        input.timestamp,
+        input.key,
+        input.value,
+        input.headers,
+        input.callback,
+        nowMs,
+      );
       if (n < 0) break;
       this.waitersHead++;
       w.onAppended(w.input, n);
@@ -329,8 +357,12 @@ export class RecordAccumulator {
 const memoryOf = new WeakMap<ProducerBatch, number>();
 
 /** Upper bound of a record's encoded size (varints at their widest, headers included). */
-function recordSizeEstimate(input: AppendInput): number {
-  let n = 61 + 30 + (input.key?.length ?? 0) + (input.value?.length ?? 0);
-  for (const h of input.headers) n += 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0);
+function recordSizeEstimate(
+  key: Buffer | null,
+  value: Buffer | null,
+  headers: readonly RecordHeader[],
+): number {
+  let n = 61 + 30 + (key?.length ?? 0) + (value?.length ?? 0);
+  for (const h of headers) n += 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0);
   return n;
 }
