@@ -23,10 +23,10 @@
 //    - then p50/p99 latency at half the measured records/s (`--throughput`), ~12 s worth of records, the
 //      first fifth `--warmup-records` (the steady-state p99 is the figure);
 //    - CPU (utime + stime from /proc) of each broker and of the producer over the tool's measured window,
-//      and per GB produced split into user space and kernel, with the whole machine's busy time (/proc/stat);
-//      (the summary compares RF 3's split with RF 1's and bounds what the broker's own code could change);
-//      what the machine's disks wrote meanwhile with the peak of dirty page cache (/proc/diskstats,
-//      /proc/meminfo: a run bound by the disk shows its write rate at the disk's limit);
+//      also per GB produced and split into user space and kernel, with the whole machine's busy time
+//      (/proc/stat), which the summary compares between RF 3 and RF 1; what the machine's disks wrote
+//      meanwhile with the peak of dirty page cache (/proc/diskstats, /proc/meminfo: a run bound by the disk
+//      shows its write rate at the disk's limit);
 //      ISR shrinks/expansions the brokers logged meanwhile. The topic is deleted afterwards, and `sync`
 //      runs before every measured run (dirty pages of the earlier run would stall appends).
 // 2. Catch-up: a fresh RF-3 topic of 6 partitions; once its ISR is full, SIGTERM to a broker that is not
