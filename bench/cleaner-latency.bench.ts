@@ -37,7 +37,7 @@ import { Apis } from "../src/protocol/generated/api-table.js";
 import { buildRecordBatch } from "../src/protocol/records/index.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
 import { installCleanup } from "./support/child-processes.js";
-import { ProcSampler } from "./support/proc-sampler.js";
+import { machineCpuTimes, ProcSampler } from "./support/proc-sampler.js";
 
 const USAGE =
   "usage: cleaner-latency.bench [--records N] [--keys N] [--value-bytes N] [--segment-bytes N] [--baseline-seconds N]";
@@ -190,11 +190,12 @@ function storageReadBytes(pid: number): number {
   }
 }
 
-/** The machine's CPU time so far (/proc/stat's first line): busy and total jiffies. */
+/** The machine's CPU seconds so far (/proc/stat): busy and total (NaN where /proc is not there). */
 function machineCpu(): { busy: number; total: number } {
-  const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  return { busy: total - f[3] - f[4], total }; // less idle and iowait
+  const t = machineCpuTimes();
+  return t === undefined
+    ? { busy: Number.NaN, total: Number.NaN }
+    : { busy: t.user + t.system, total: t.total };
 }
 
 // ---- the broker's log lines ----

@@ -99,8 +99,16 @@ function run(dir: string, footprintMiB: number): Result {
 }
 
 const base = option("dir");
-if (base !== undefined) mkdirSync(base, { recursive: true });
-const dir = mkdtempSync(join(base ?? tmpdir(), "tributary-page-cache-bench-"));
+let dir: string;
+try {
+  if (base !== undefined) mkdirSync(base, { recursive: true });
+  dir = mkdtempSync(join(base ?? tmpdir(), "tributary-page-cache-bench-"));
+} catch (e) {
+  console.error(
+    `page-cache.bench: --dir: cannot make a directory in ${base ?? tmpdir()}: ${(e as Error).message}`,
+  );
+  process.exit(2);
+}
 const report = new BenchReport();
 try {
   console.log(

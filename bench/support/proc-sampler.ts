@@ -34,15 +34,19 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * Busy CPU seconds of the whole machine so far, summed over its CPUs (/proc/stat's "cpu" line): user =
- * user + nice (guest time is inside user), system = system + irq + softirq; idle, iowait and steal (time
- * the hypervisor gave to others) are not busy.
+ * CPU seconds of the whole machine so far, summed over its CPUs (/proc/stat's "cpu" line): busy in user
+ * space (user + nice; guest time is inside user) and in the kernel (system + irq + softirq), and the total
+ * with idle, iowait and steal (time the hypervisor gave to others), which are not busy.
  */
-export function machineCpuTimes(): { user: number; system: number } | undefined {
+export function machineCpuTimes(): { user: number; system: number; total: number } | undefined {
   try {
     const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0];
-    const f = line.trim().split(/\s+/).slice(1).map(Number);
-    return { user: (f[0] + f[1]) / CLK_TCK, system: (f[2] + f[5] + f[6]) / CLK_TCK };
+    const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    return {
+      user: (f[0] + f[1]) / CLK_TCK,
+      system: (f[2] + f[5] + f[6]) / CLK_TCK,
+      total: f.reduce((a, b) => a + b, 0) / CLK_TCK,
+    };
   } catch {
     return undefined;
   }
@@ -113,7 +117,7 @@ export class ProcSampler {
   addMachine(name: string): void {
     this.addSeries(name, () => {
       const t = machineCpuTimes();
-      return t === undefined ? undefined : { ...t, rss: Number.NaN };
+      return t === undefined ? undefined : { user: t.user, system: t.system, rss: Number.NaN };
     });
   }
 
