@@ -29,7 +29,6 @@
 
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BrokerConnection } from "../src/client/network/broker-connection.js";
@@ -37,6 +36,7 @@ import { Apis } from "../src/protocol/generated/api-table.js";
 import { buildRecordBatch } from "../src/protocol/records/index.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
 import { installCleanup } from "./support/child-processes.js";
+import { loadAverage, machineLine } from "./support/machine.js";
 import { machineCpuTimes, ProcSampler } from "./support/proc-sampler.js";
 
 const USAGE =
@@ -279,7 +279,7 @@ async function alterTopic(conn: BrokerConnection, name: string, value: string): 
 
 async function main(): Promise<number> {
   installCleanup();
-  const load0 = loadavg();
+  const load0 = loadAverage();
   console.log(
     `cleaner-latency.bench: ${RECORDS} records over ${KEYS} keys, values of ${VALUE_BYTES} B, segment.bytes ${SEGMENT_BYTES}; build ${DIST}`,
   );
@@ -401,9 +401,8 @@ async function main(): Promise<number> {
     await broker.stop("SIGTERM").catch(() => undefined);
     await broker.close();
   }
-  const load1 = loadavg();
   console.log(
-    `\nmachine: ${availableParallelism()} vCPUs (${cpus()[0]?.model.trim() ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Linux ${release()}, Node.js ${process.version}; load average at start ${load0.map((x) => x.toFixed(2)).join(", ")}, at end ${load1.map((x) => x.toFixed(2)).join(", ")}; run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`,
+    `\nmachine: ${machineLine()}; load average at start ${load0}, at end ${loadAverage()}; run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`,
   );
   console.log("\n| measurement | figure |\n| --- | --- |");
   for (const [w, f] of rows) console.log(`| ${w} | ${f} |`);

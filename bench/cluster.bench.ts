@@ -44,7 +44,6 @@
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { TRIBUTARY_NODE_OPTIONS } from "../src/cli/node-options.js";
 import { setLogLevel } from "../src/common/logger.js";
@@ -55,6 +54,7 @@ import { ZooKeeperMetadataStore } from "../src/server/metadata/zookeeper-metadat
 import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
 import { ZooKeeperHarness } from "../test/support/zookeeper-harness.js";
+import { machineLine } from "./support/machine.js";
 import { cpuSeconds } from "./support/proc-sampler.js";
 import { BenchReport } from "./support/report.js";
 
@@ -1097,11 +1097,12 @@ async function restartAfterKill(c: Cluster, id: number, prefix: string): Promise
 
 async function main(): Promise<void> {
   setLogLevel("WARN");
-  const machine = `${cpus().length} vCPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${release()}, Node.js ${process.version}`;
   console.log(
     `Cluster failover benchmark: ${BROKERS} brokers, zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS}`,
   );
-  console.log(`machine: ${machine}; build: ${process.env.TRIBUTARY_DIST ?? "dist/ (bin/tributary.js)"}`);
+  console.log(
+    `machine: ${machineLine()}; build: ${process.env.TRIBUTARY_DIST ?? "dist/ (bin/tributary.js)"}`,
+  );
   console.log(`date -u: ${sh("date", ["-u"])}`);
   console.log(`uptime:  ${sh("uptime", [])}`);
   const zk = await ZooKeeperHarness.start({ servers: 1 });

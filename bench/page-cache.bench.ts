@@ -11,11 +11,18 @@
 // bounded logs does. Nothing is fsynced: the bytes stay in the page cache until the files are deleted.
 // Printed: GB/s, and per GB written the milliseconds spent in `pwrite`, in `unlink` and in `open`.
 // Footprints run in ascending order, then descending in the next round, so drift of the machine shows.
+//
+// On a VM whose kernel reports freed memory to its host (free page reporting; the bench prints its settings
+// as `host memory:`), the host takes back the pages a deleted file frees, and the next write into them pays
+// for the host to hand them over again: the cost per GiB then climbs with the footprint. Memory the guest
+// keeps (anonymous memory written over and over) does not (docs/benchmarks.md, "The host takes freed
+// memory back").
 
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { hostMemoryLine, loadAverage, machineLine } from "./support/machine.js";
 import { BenchReport } from "./support/report.js";
 
 function option(name: string): string | undefined {
@@ -114,6 +121,9 @@ try {
   console.log(
     `page-cache.bench: ${GB} GiB per footprint in 1 MiB writes over ${PARTITIONS} logs of 16 MiB files, in ${dir}`,
   );
+  console.log(`machine: ${machineLine()}; load average ${loadAverage()}`);
+  const host = hostMemoryLine();
+  if (host) console.log(host);
   const byFootprint = new Map<number, Result[]>();
   for (let r = 1; r <= ROUNDS; r++) {
     report.phase(`round ${r}`);

@@ -40,7 +40,7 @@
 
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Apis } from "../src/protocol/generated/api-table.js";
@@ -54,6 +54,7 @@ import {
   tributaryCommand,
 } from "./support/child-processes.js";
 import { DiskSampler, type DiskUsage } from "./support/disk-sampler.js";
+import { hostMemoryLine, loadAverage, machineLine } from "./support/machine.js";
 import { type ProducerSummary, producerSummary } from "./support/perf-output.js";
 import { ProcSampler, type ProcUsage } from "./support/proc-sampler.js";
 import { BenchReport } from "./support/report.js";
@@ -641,12 +642,6 @@ async function catchUp(): Promise<void> {
 
 // ---- main ----
 
-function machine(): string {
-  return `${availableParallelism()} vCPUs (${cpus()[0]?.model.trim() ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${release()}, Node.js ${process.version}; load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(", ")}`;
-}
-
 async function main(): Promise<void> {
   installCleanup();
   setTimeout(
@@ -661,7 +656,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   console.log(`Replication benchmark, ${new Date().toISOString()}`);
-  console.log(`machine: ${machine()}`);
+  console.log(`machine: ${machineLine()}; load average ${loadAverage()}`);
+  const host = hostMemoryLine();
+  if (host) console.log(host);
   console.log(`build: ${DIST}`);
   if (Object.keys(OVERRIDES).length > 0) console.log(`broker overrides: ${JSON.stringify(OVERRIDES)}`);
   if (PRODUCER_PROPS.length > 0) console.log(`extra producer properties: ${PRODUCER_PROPS.join(" ")}`);
@@ -731,11 +728,7 @@ async function main(): Promise<void> {
   cpuSummary();
   report.printTable();
   console.log(`\n${rawLines.join("\n")}`);
-  console.log(
-    `\nload average at the end: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(", ")}`,
-  );
+  console.log(`\nload average at the end: ${loadAverage()}`);
   console.log(`total run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
   if (failures.length > 0) {
     console.log("\nfailures:");

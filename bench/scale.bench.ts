@@ -27,11 +27,11 @@
 
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { cpus, release, totalmem } from "node:os";
 import { Apis } from "../src/protocol/generated/api-table.js";
 import type { MetadataResponse } from "../src/protocol/generated/messages/MetadataResponse.js";
 import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
+import { machineLine } from "./support/machine.js";
 import { BenchReport } from "./support/report.js";
 
 function arg(name: string, dflt: number): number {
@@ -451,9 +451,10 @@ function raiseFdLimit(n: number): boolean {
 }
 
 async function main(): Promise<void> {
-  const machine = `${cpus().length} vCPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${release()}, Node.js ${process.version}`;
   console.log(`Scale benchmark: ${TOPICS} topics × ${PARTITIONS} partitions = ${TOTAL} partitions`);
-  console.log(`machine: ${machine}; build: ${process.env.TRIBUTARY_DIST ?? "dist/ (bin/tributary.js)"}`);
+  console.log(
+    `machine: ${machineLine()}; build: ${process.env.TRIBUTARY_DIST ?? "dist/ (bin/tributary.js)"}`,
+  );
   console.log(`RLIMIT_NOFILE (ulimit -n) of this process: ${fdLimit(process.pid)}`);
   phase(`run 1: RLIMIT_NOFILE as inherited (${fdLimit(process.pid)})`);
   const ok = await scenario(60_000);

@@ -44,7 +44,7 @@
 
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
+import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AdminClient } from "../src/client/admin/admin-client.js";
@@ -59,6 +59,7 @@ import {
   tail,
   tributaryCommand,
 } from "./support/child-processes.js";
+import { hostMemoryLine, loadAverage, machineLine } from "./support/machine.js";
 import { type IperfResult, iperf3Loopback, type RedisStreamsResult, redisStreams } from "./support/peers.js";
 import {
   type ConsumerSummary,
@@ -174,16 +175,6 @@ function left(): number {
 }
 
 // ---- the machine ----
-
-function machine(): string {
-  const load = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(", ");
-  return (
-    `${availableParallelism()} vCPUs (${cpus()[0]?.model.trim() ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
-    `Linux ${release()}, Node.js ${process.version}; load average at start ${load}`
-  );
-}
 
 function commandLine(): string {
   if (process.env.npm_lifecycle_event === "bench")
@@ -738,9 +729,11 @@ async function main(): Promise<void> {
   if (missing) fail(missing);
   if (!existsSync(join(DIST, "src/cli/main.js")))
     fail(`no compiled CLI at ${join(DIST, "src/cli/main.js")}; run \`npm run build\` first`);
-  const machineLine = machine();
+  const machine = `${machineLine()}; load average at start ${loadAverage()}`;
   console.log(`Throughput benchmark: ${count(OPTIONS.records)} records of ${RECORD_SIZE} B`);
-  console.log(`machine: ${machineLine}`);
+  console.log(`machine: ${machine}`);
+  const host = hostMemoryLine();
+  if (host) console.log(host);
   console.log(`build: ${DIST}`);
   if (loadavg()[0] > 0.5)
     console.log(`note: the 1-minute load average is ${loadavg()[0].toFixed(2)}; other work shares the CPUs`);
@@ -761,7 +754,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
   console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
-  if (OPTIONS.append) appendToDocs(f, machineLine);
+  if (OPTIONS.append) appendToDocs(f, machine);
   else console.log("--no-append: docs/benchmarks.md left alone");
 }
 

@@ -16,7 +16,7 @@
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, release, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BrokerHarness } from "../test/support/broker-harness.js";
@@ -27,6 +27,7 @@ import {
   tail,
   tributaryCommand,
 } from "./support/child-processes.js";
+import { loadAverage, machineLine } from "./support/machine.js";
 import { consumerSummary, producerSummary } from "./support/perf-output.js";
 import { cpuSeconds, ProcSampler } from "./support/proc-sampler.js";
 
@@ -266,11 +267,7 @@ async function main(): Promise<void> {
         .join(", ");
     return `| ${k === "producedMBps" ? "produce" : "consume"} | ${fmt(plain)} (${all("plaintext")}) | ${fmt(tls)} (${all("TLS")}) | **${(tls / plain).toFixed(2)}×** | ${tls / plain >= 0.6 ? "met" : "not met"} |`;
   });
-  console.log(
-    `\nMachine: ${availableParallelism()} vCPUs (${cpus()[0]?.model ?? "?"}), Linux ${release()}, Node.js ${process.version}, load average ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(" ")}`,
-  );
+  console.log(`\nMachine: ${machineLine()}, load average ${loadAverage()}`);
   console.log(
     "\n| | plaintext MB/s, median (rounds) | TLS MB/s, median (rounds) | TLS ÷ plaintext | goal ≥ 0.6× |",
   );
