@@ -54,9 +54,27 @@ import { ZooKeeperMetadataStore } from "../src/server/metadata/zookeeper-metadat
 import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
 import { ZooKeeperHarness } from "../test/support/zookeeper-harness.js";
+import { checkArguments } from "./support/arguments.js";
+import { installCleanup } from "./support/child-processes.js";
 import { machineLine } from "./support/machine.js";
 import { cpuSeconds } from "./support/proc-sampler.js";
 import { BenchReport } from "./support/report.js";
+
+checkArguments("cluster.bench", [
+  "brokers",
+  "failover-topics",
+  "failover-partitions",
+  "topics",
+  "partitions",
+  "rf",
+  "session-timeout",
+  "create-budget",
+  "poll-gap",
+  "batch",
+  "only",
+  "keep-logs",
+  "broker-node-option",
+]);
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -1096,6 +1114,7 @@ async function restartAfterKill(c: Cluster, id: number, prefix: string): Promise
 }
 
 async function main(): Promise<void> {
+  installCleanup();
   setLogLevel("WARN");
   console.log(
     `Cluster failover benchmark: ${BROKERS} brokers, zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS}`,

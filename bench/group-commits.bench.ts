@@ -19,6 +19,10 @@ import { cpus } from "node:os";
 import { BrokerConnection } from "../src/client/network/broker-connection.js";
 import { Apis } from "../src/protocol/generated/api-table.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
+import { checkArguments } from "./support/arguments.js";
+import { installCleanup } from "./support/child-processes.js";
+
+checkArguments("group-commits.bench", ["groups", "interval-ms", "seconds", "connections", "partitions"]);
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -49,6 +53,7 @@ function quantile(sorted: number[], q: number): number {
 }
 
 async function main(): Promise<number> {
+  installCleanup();
   const broker = await BrokerHarness.start({
     name: "tributary-bench-groups",
     overrides: { "metrics.http.listener": "", "num.partitions": String(PARTITIONS) },

@@ -22,8 +22,11 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { checkArguments } from "./support/arguments.js";
 import { hostMemoryLine, loadAverage, machineLine } from "./support/machine.js";
 import { BenchReport } from "./support/report.js";
+
+checkArguments("page-cache.bench", ["footprints", "gb", "partitions", "rounds", "dir"]);
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

@@ -46,6 +46,7 @@ import { fileURLToPath } from "node:url";
 import { Apis } from "../src/protocol/generated/api-table.js";
 import { WireClient } from "../test/server/wire-client.js";
 import { ClusterHarness, parseDescribe } from "../test/support/cluster-harness.js";
+import { checkArguments } from "./support/arguments.js";
 import {
   type Finished,
   installCleanup,
@@ -58,6 +59,17 @@ import { hostMemoryLine, loadAverage, machineLine } from "./support/machine.js";
 import { type ProducerSummary, producerSummary } from "./support/perf-output.js";
 import { ProcSampler, type ProcUsage } from "./support/proc-sampler.js";
 import { BenchReport } from "./support/report.js";
+
+checkArguments("replication.bench", [
+  "rounds",
+  "seconds",
+  "catchup-records",
+  "partitions",
+  "retention-bytes",
+  "keep-logs",
+  "override",
+  "producer-prop",
+]);
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -31,8 +31,12 @@ import { Apis } from "../src/protocol/generated/api-table.js";
 import type { MetadataResponse } from "../src/protocol/generated/messages/MetadataResponse.js";
 import { WireClient } from "../test/server/wire-client.js";
 import { BrokerHarness, sleep } from "../test/support/broker-harness.js";
+import { checkArguments } from "./support/arguments.js";
+import { installCleanup } from "./support/child-processes.js";
 import { machineLine } from "./support/machine.js";
 import { BenchReport } from "./support/report.js";
+
+checkArguments("scale.bench", ["topics", "partitions", "batch", "requests", "nofile", "start-bound"]);
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -451,6 +455,7 @@ function raiseFdLimit(n: number): boolean {
 }
 
 async function main(): Promise<void> {
+  installCleanup();
   console.log(`Scale benchmark: ${TOPICS} topics × ${PARTITIONS} partitions = ${TOTAL} partitions`);
   console.log(
     `machine: ${machineLine()}; build: ${process.env.TRIBUTARY_DIST ?? "dist/ (bin/tributary.js)"}`,

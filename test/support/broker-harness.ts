@@ -59,12 +59,21 @@ export interface ExitStatus {
 }
 
 const running = new Set<ChildProcess>();
+/** The temporary directories of brokers not yet closed, removed at exit (a bench stopped by Ctrl-C). */
+const roots = new Set<string>();
 process.on("exit", () => {
   for (const c of running) {
     try {
       c.kill("SIGKILL");
     } catch {
       // already gone
+    }
+  }
+  for (const r of roots) {
+    try {
+      rmSync(r, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
+    } catch {
+      // left behind: nothing more can be done at exit
     }
   }
 });
@@ -118,6 +127,7 @@ export class BrokerHarness {
 
   private constructor(options: BrokerOptions) {
     this.root = mkdtempSync(join(tmpdir(), `${options.name ?? "tributary-broker"}-`));
+    roots.add(this.root);
     this.logDir = join(this.root, "logs");
     this.port = options.port ?? 0;
     this.overrides = options.overrides ?? {};
@@ -313,6 +323,7 @@ export class BrokerHarness {
       await withDeadline("broker exit after SIGKILL", 10_000, this.exited!).catch(() => undefined);
     }
     rmSync(this.root, { recursive: true, force: true });
+    roots.delete(this.root);
   }
 }
 

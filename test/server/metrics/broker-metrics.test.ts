@@ -292,9 +292,17 @@ describe("Prometheus /metrics on a real broker", {
       );
     }
 
-    // Three more raw connections show in connection-count, and leave it when closed.
+    // Three more raw connections show in connection-count, and leave it when closed. The count to add to
+    // is taken once it stops moving: the broker sees the close of the previous test's producer a moment
+    // after its disconnect() returns.
     const labels = { listener: "PLAINTEXT", networkProcessor: "0" };
-    const base = value(s, "kafka_server_socket_server_metrics_connection_count", labels);
+    let previous: number | undefined;
+    const base = await waitFor("connection_count settled", 5000, async () => {
+      const now = value(await scrape(broker), "kafka_server_socket_server_metrics_connection_count", labels);
+      const settled = now === previous;
+      previous = now;
+      return settled ? now : undefined;
+    });
     const sockets: Socket[] = [];
     for (let i = 0; i < 3; i++) {
       const sock = connect({ host: broker.host, port: broker.port });
