@@ -1,7 +1,8 @@
 // Benchmark support: the lines that say what a bench ran on — CPUs, memory, kernel, Node.js, the load — and,
 // on a virtual machine whose kernel hands the memory it frees back to the host (Linux free page reporting),
-// that mechanism's settings: they decide what writing into fresh page cache costs there, so they belong
-// beside every figure of a bench that writes logs (docs/benchmarks.md, "The host takes freed memory back").
+// that mechanism's settings: they decide what writing into fresh page cache costs there, so the benches
+// that measure writing logs at rate (throughput, replication, page-cache) print them beside their figures
+// (docs/benchmarks.md, "The host takes freed memory back").
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
@@ -28,7 +29,7 @@ const PAGE_REPORTING = "/sys/module/page_reporting/parameters";
  * parameters; the read-only ones are counters), or undefined where the kernel does not report free pages
  * to a host (no such module: bare metal, or a VM without a reporting balloon).
  */
-export function freePageReporting(): string | undefined {
+function freePageReporting(): string | undefined {
   let names: string[];
   try {
     names = readdirSync(PAGE_REPORTING).sort();
