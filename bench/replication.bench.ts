@@ -2,8 +2,9 @@
 // Run with `npm run bench:replication` (options after `--`: `--rounds N` default 2, `--seconds S` the
 // length of each max-throughput run, default 15, `--catchup-records N` default 1,000,000 (1 KiB each, so
 // ~1 GB), `--partitions N` default 6, `--retention-bytes N` of the measured topics, default 64 MiB (-1:
-// unbounded; see RETENTION_BYTES), `--keep-logs DIR` writes every broker's output there, `--override
-// key=value` a broker setting and `--producer-prop key=value` a producer property, both repeatable).
+// unbounded; see RETENTION_BYTES), `--log-dirs disk|memory` default disk (see LOG_DIRS), `--keep-logs DIR`
+// writes every broker's output there, `--override key=value` a broker setting and `--producer-prop
+// key=value` a producer property, both repeatable).
 //
 // One real ZooKeeper server and 3 brokers on this machine (test/support/cluster-harness.ts: the Debian
 // ZooKeeper, `tributary server-start` of the build this file was compiled into unless TRIBUTARY_DIST says
@@ -11,7 +12,8 @@
 // measures: zookeeper.session.timeout.ms 18000, replica.lag.time.max.ms 30000, replica.fetch.* defaults
 // (wait.max.ms 500, min.bytes 1, max.bytes 1 MiB per partition, response 10 MiB, one fetcher per leader).
 //
-// 0. Warm-up: one RF 3 acks=all run of 300,000 records that is not counted.
+// 0. Warm-up, not counted: RF 3 acks=all, 300,000 records, then runs of `--seconds` until one's rate is within
+//    3 % of the one before (at most 6).
 // 1. Produce cost, in rounds (ABBA order across two rounds, so drift of the shared machine hits both):
 //    A = a topic of 6 partitions, RF 3, min.insync.replicas=2, producer acks=all;
 //    B = a topic of 6 partitions, RF 1, producer acks=1.
@@ -39,8 +41,16 @@
 // failed. The run is bounded to 10 minutes; every child and temporary directory is removed on exit.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Apis } from "../src/protocol/generated/api-table.js";
@@ -67,6 +77,7 @@ checkArguments("replication.bench", [
   "partitions",
   "retention-bytes",
   "keep-logs",
+  "log-dirs",
   "override",
   "producer-prop",
 ]);
@@ -89,6 +100,23 @@ const KEEP_LOGS =
   process.argv.indexOf("--keep-logs") >= 0
     ? process.argv[process.argv.indexOf("--keep-logs") + 1]
     : undefined;
+/**
+ * `--log-dirs disk|memory` (default disk): where the brokers' log dirs (and every other temporary dir of the
+ * run) live — under the OS's temporary dir, or on the tmpfs /dev/shm. The goal compares the cost of
+ * replication on the machine's cores; on one machine the three brokers share one disk, which an RF 3 byte
+ * reaches three times, so a disk slower than ~3× RF 1's rate bounds RF 3 by the disk instead (the summary
+ * says so from the disk's busy time). In memory the disk is out of the comparison; the logs stay bounded
+ * (RETENTION_BYTES), the catch-up topic takes ~3× its records' bytes.
+ */
+const LOG_DIRS = (() => {
+  const i = process.argv.indexOf("--log-dirs");
+  const v = i >= 0 ? process.argv[i + 1] : "disk";
+  if (v !== "disk" && v !== "memory") {
+    console.error(`replication.bench: --log-dirs: expected disk or memory, got ${v ?? "nothing"}`);
+    process.exit(2);
+  }
+  return v;
+})();
 /** `--override key=value` (repeatable): extra settings for every broker, e.g. replica.fetch.wait.max.ms. */
 const OVERRIDES = Object.fromEntries(
   process.argv.flatMap((a, i) => {
@@ -131,7 +159,7 @@ const RETENTION_OVERRIDES: Record<string, string> =
   RETENTION_BYTES > 0
     ? { "log.retention.check.interval.ms": "1000", "log.segment.delete.delay.ms": "1000" }
     : {};
-/** Records of the warm-up run (RF 3, acks=all, not counted) that precedes the first round. */
+/** Records of the first warm-up run (RF 3, acks=all, not counted), which sizes the second. */
 const WARMUP_RECORDS = 300_000;
 const RECORD_SIZE = 1024;
 const CALIBRATION_RECORDS = 150_000;
@@ -156,6 +184,7 @@ function failed(what: string, e: unknown): void {
   console.log(`  FAILED ${what}: ${msg.slice(0, 4000)}`);
 }
 const mbs = (bytesPerSec: number): string => `${(bytesPerSec / 1e6).toFixed(1)} MB/s`;
+const pct = (share: number): string => `${(share * 100).toFixed(0)} %`;
 const count = (n: number): string => Math.round(n).toLocaleString("en-US");
 const secs = (ms: number | undefined): string => (ms === undefined ? "never" : `${(ms / 1000).toFixed(2)} s`);
 function left(): number {
@@ -164,6 +193,29 @@ function left(): number {
   return l;
 }
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `--log-dirs memory`: every temporary dir of the run (the brokers' log dirs among them) under /dev/shm,
+ * when it is a tmpfs with room for the catch-up topic's three copies and the bounded topics; else exit 2.
+ */
+function useMemoryForLogDirs(): void {
+  const dir = "/dev/shm";
+  const mounts = existsSync("/proc/mounts") ? readFileSync("/proc/mounts", "utf8") : "";
+  if (!mounts.split("\n").some((l) => l.split(" ")[1] === dir && l.split(" ")[2] === "tmpfs")) {
+    console.error(`replication.bench: --log-dirs memory: ${dir} is not a tmpfs on this machine`);
+    process.exit(2);
+  }
+  const fs = statfsSync(dir);
+  const free = fs.bavail * fs.bsize;
+  const need = 3.2 * CATCHUP_RECORDS * RECORD_SIZE + 2 * 1024 ** 3;
+  if (free < need) {
+    console.error(
+      `replication.bench: --log-dirs memory: ${dir} has ${(free / 1024 ** 3).toFixed(1)} GiB free, the run needs ~${(need / 1024 ** 3).toFixed(1)} GiB (fewer --catchup-records need less)`,
+    );
+    process.exit(2);
+  }
+  process.env.TMPDIR = dir; // os.tmpdir() of this process and of every child it starts
+}
 
 // ---- the cluster ----
 
@@ -228,7 +280,8 @@ function cpuPerGbLine(x: CpuPerGb | undefined): string {
 function diskLine(d: DiskUsage | undefined, producedBytesPerSec: number): string {
   if (!d) return "?";
   const perByte = d.writtenBytesPerSec / producedBytesPerSec;
-  return `wrote ${mbs(d.writtenBytesPerSec)} (${perByte.toFixed(2)} bytes per byte produced), dirty + writeback up to ${d.peakDirtyMiB.toFixed(0)} MiB`;
+  const busy = Number.isNaN(d.busiestDiskBusy) ? "" : `, busiest disk busy ${pct(d.busiestDiskBusy)}`;
+  return `wrote ${mbs(d.writtenBytesPerSec)} (${perByte.toFixed(2)} bytes per byte produced), dirty + writeback up to ${d.peakDirtyMiB.toFixed(0)} MiB${busy}`;
 }
 
 async function tool(args: string[], timeoutMs = 30_000): Promise<Finished> {
@@ -411,6 +464,8 @@ interface CaseResult {
   readonly maxMBps: number;
   readonly p99Steady?: number;
   readonly cpu?: CpuPerGb;
+  /** The busiest disk's busy share during the max run (NaN: unknown). */
+  readonly diskBusy: number;
 }
 const results: { A: CaseResult[]; B: CaseResult[] } = { A: [], B: [] };
 
@@ -467,26 +522,54 @@ async function produceCase(which: "A" | "B", round: number): Promise<void> {
     record("  disks at half rate", diskLine(lat.disk, w.recordsPerSec * RECORD_SIZE));
     record("  ISR shrinks / expansions logged during it", `${lat.isr.shrinks} / ${lat.isr.expansions}`);
     for (const l of lat.isr.lines) console.log(`    ${l}`);
-    results[which].push({ maxMBps, p99Steady: s?.p99Ms, cpu });
+    results[which].push({
+      maxMBps,
+      p99Steady: s?.p99Ms,
+      cpu,
+      diskBusy: max.disk?.busiestDiskBusy ?? Number.NaN,
+    });
   } finally {
     await deleteTopic(topic).catch((e) => failed(`delete ${topic}`, e));
   }
 }
 
+/** At most this many warm-up runs of `--seconds` each follow the first, short one. */
+const WARMUP_MAX_RUNS = 6;
+/** Warm-up ends once a run's rate is within this share of the previous run's. */
+const WARMUP_STEADY = 0.03;
+
 /**
- * One RF 3 acks=all run that is not counted, before the first round: the brokers' code is compiled, their
- * heaps, memory pools and connections are sized, so the first measured case starts no colder than the rest.
+ * RF 3 acks=all runs that are not counted, before the first round, until the rate stops rising: the
+ * brokers' code is compiled, their heaps, memory pools and connections are sized, and the memory a run
+ * cycles through has been touched, so the first measured case starts no colder than the rest. A short run
+ * gives the rate, then runs as long as a measured one (`--seconds`) until one is within 3 % of the one
+ * before (at most WARMUP_MAX_RUNS). Why: the brokers' user-space CPU per GB fell by half over the first
+ * ~50 s of RF 3 load (7.5 → 3.8 CPU-s per GB over six 10-s runs; V8's optimizing compiler took up
+ * functions of the produce, append and fetch paths for the first time in the second and third runs), and
+ * with one short warm-up run the first measured RF 3 case ran 15–30 % below every later one
+ * (docs/benchmarks.md).
  */
 async function warmUp(): Promise<void> {
   const topic = "repl-warmup";
-  phase(`warm-up (not counted): RF 3, acks=all, ${count(WARMUP_RECORDS)} records`);
+  phase(
+    `warm-up (not counted): RF 3, acks=all, ${count(WARMUP_RECORDS)} records, then ~${MAX_SECONDS} s runs until steady`,
+  );
   await createTopic(topic, 3, { ...TOPIC_CONFIGS, "min.insync.replicas": "2" });
   await waitFullIsr(topic, 30_000);
   try {
-    const w = await produce(topic, "all", WARMUP_RECORDS, -1);
+    let rate = (await produce(topic, "all", WARMUP_RECORDS, -1)).summary.recordsPerSec;
+    const rates = [rate];
+    let steady = false;
+    for (let i = 0; i < WARMUP_MAX_RUNS && !steady; i++) {
+      const n = Math.round(Math.min(5_000_000, Math.max(200_000, rate * MAX_SECONDS)));
+      const next = (await produce(topic, "all", n, -1)).summary.recordsPerSec;
+      steady = i > 0 && Math.abs(next - rate) <= WARMUP_STEADY * rate;
+      rate = next;
+      rates.push(rate);
+    }
     record(
-      "warm-up run",
-      `${count(w.summary.recordsPerSec)} records/s = ${mbs(w.summary.recordsPerSec * RECORD_SIZE)}`,
+      "warm-up runs",
+      `${rates.map((r) => mbs(r * RECORD_SIZE)).join(" → ")} (${steady ? "steady: within 3 % of the run before" : `not steady after ${WARMUP_MAX_RUNS} runs`})`,
     );
   } finally {
     await deleteTopic(topic).catch((e) => failed(`delete ${topic}`, e));
@@ -672,6 +755,8 @@ async function main(): Promise<void> {
   const host = hostMemoryLine();
   if (host) console.log(host);
   console.log(`build: ${DIST}`);
+  if (LOG_DIRS === "memory") useMemoryForLogDirs();
+  console.log(`log dirs: ${LOG_DIRS === "memory" ? "in memory, under" : "on the disk, under"} ${tmpdir()}`);
   if (Object.keys(OVERRIDES).length > 0) console.log(`broker overrides: ${JSON.stringify(OVERRIDES)}`);
   if (PRODUCER_PROPS.length > 0) console.log(`extra producer properties: ${PRODUCER_PROPS.join(" ")}`);
   cluster = await ClusterHarness.start({
@@ -734,8 +819,20 @@ async function main(): Promise<void> {
     const ratio = sum(results.A) / results.A.length / (sum(results.B) / results.B.length);
     record(
       "mean RF3 acks=all ÷ mean RF1 acks=1",
-      `**${ratio.toFixed(2)}×** (goal ≥ 0.4×: ${ratio >= 0.4 ? "met" : "NOT met"})`,
+      `**${ratio.toFixed(2)}×** (goal ≥ 0.4×: ${ratio >= 0.4 ? "met" : "NOT met"}; log dirs ${LOG_DIRS === "memory" ? "in memory" : "on the disk"})`,
     );
+    const busy = (xs: CaseResult[]): number | undefined => {
+      const v = xs.map((x) => x.diskBusy).filter((b) => !Number.isNaN(b));
+      return v.length === 0 ? undefined : v.reduce((a, b) => a + b, 0) / v.length;
+    };
+    const [ba, bb] = [busy(results.A), busy(results.B)];
+    const coresA = results.A.flatMap((x) => (x.cpu ? [x.cpu.machineCores] : []));
+    const idleCpus = coresA.length > 0 && Math.max(...coresA) < 0.85 * availableParallelism();
+    if (ba !== undefined && bb !== undefined)
+      record(
+        "busiest disk busy during the max runs, RF3 vs RF1",
+        `${pct(ba)} vs ${pct(bb)}${ba >= 0.75 && idleCpus ? ": RF 3 was bound by the disk, which its three replicas share on this machine, with CPUs to spare (`--log-dirs memory` leaves the disk out)" : ""}`,
+      );
   }
   cpuSummary();
   report.printTable();
