@@ -159,7 +159,7 @@ const RETENTION_OVERRIDES: Record<string, string> =
   RETENTION_BYTES > 0
     ? { "log.retention.check.interval.ms": "1000", "log.segment.delete.delay.ms": "1000" }
     : {};
-/** Records of the first warm-up run (RF 3, acks=all, not counted), which sizes the second. */
+/** Records of the first warm-up run (RF 3, acks=all, not counted), whose rate sizes the runs after it. */
 const WARMUP_RECORDS = 300_000;
 const RECORD_SIZE = 1024;
 const CALIBRATION_RECORDS = 150_000;
