@@ -13,7 +13,7 @@
 // (wait.max.ms 500, min.bytes 1, max.bytes 1 MiB per partition, response 10 MiB, one fetcher per leader).
 //
 // 0. Warm-up, not counted: RF 3 acks=all, 300,000 records, then runs of `--seconds` until one's rate is within
-//    3 % of the one before (at most 6).
+//    3 % of the previous such run's (at most 6).
 // 1. Produce cost, in rounds (ABBA order across two rounds, so drift of the shared machine hits both):
 //    A = a topic of 6 partitions, RF 3, min.insync.replicas=2, producer acks=all;
 //    B = a topic of 6 partitions, RF 1, producer acks=1.
@@ -542,8 +542,8 @@ const WARMUP_STEADY = 0.03;
  * RF 3 acks=all runs that are not counted, before the first round, until the rate stops rising: the
  * brokers' code is compiled, their heaps, memory pools and connections are sized, and the memory a run
  * cycles through has been touched, so the first measured case starts no colder than the rest. A short run
- * gives the rate, then runs as long as a measured one (`--seconds`) until one is within 3 % of the one
- * before (at most WARMUP_MAX_RUNS). Why: the brokers' user-space CPU per GB fell by half over the first
+ * gives the rate, then runs as long as a measured one (`--seconds`) until one is within 3 % of the
+ * previous such run (so at least two of them; at most WARMUP_MAX_RUNS). Why: the brokers' user-space CPU per GB fell by half over the first
  * ~50 s of RF 3 load (7.5 → 3.8 CPU-s per GB over six 10-s runs; V8's optimizing compiler took up
  * functions of the produce, append and fetch paths for the first time in the second and third runs), and
  * with one short warm-up run the first measured RF 3 case ran 15–30 % below every later one

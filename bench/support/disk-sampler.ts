@@ -87,9 +87,8 @@ export class DiskSampler {
   }
 
   private sample(): void {
-    const at = Date.now();
     this.samples.push({
-      at,
+      at: Date.now(),
       written: diskBytesWritten(this.disks),
       dirty: dirtyMiB(),
       busy: diskBusyMs(this.disks),
