@@ -192,15 +192,7 @@ export class Sender {
     if (!this.running) return;
     const now = this.time.milliseconds();
     this.accumulator.processWaiters(now);
-    for (const b of this.accumulator.expiredBatches(now)) {
-      this.finish(
-        b,
-        KafkaClientError.of(
-          "REQUEST_TIMED_OUT",
-          `Expiring ${b.recordCount} record(s) for ${b.topic}-${b.partition}:${now - b.createdMs} ms has passed since batch creation`,
-        ),
-      );
-    }
+    for (const b of this.accumulator.expiredBatches(now)) this.finish(b, expiryError(b, now));
     // metadata.max.age.ms: refresh even without errors, so new partitions and moved leaders are seen.
     if (
       now - this.metadata.lastRefreshMs >= this.config.metadataMaxAgeMs &&
@@ -276,8 +268,10 @@ export class Sender {
       this.wakeup();
     };
     void (async () => {
+      let connected = false;
       try {
         const conn = await this.metadata.cluster.connectionTo(node);
+        connected = true;
         const version = conn.versionFor(Apis.Produce, { min: 3 });
         if (this.config.acks === 0) {
           await conn.sendOneWay(Apis.Produce, version, request);
@@ -291,7 +285,14 @@ export class Sender {
       } catch (e) {
         const error =
           e instanceof KafkaClientError ? e : KafkaClientError.of("NETWORK_EXCEPTION", (e as Error).message);
-        for (const b of batches) this.handleError(b, error.code, error.message);
+        const now = this.time.milliseconds();
+        for (const b of batches) {
+          // Never sent (no connection): Kafka keeps such a batch in the accumulator while the node is not
+          // ready, where it expires with the delivery timeout's error, not the connection's.
+          if (!connected && now - b.createdMs >= this.config.deliveryTimeoutMs)
+            this.finish(b, expiryError(b, now));
+          else this.handleError(b, error.code, error.message);
+        }
       } finally {
         done();
       }
@@ -364,4 +365,12 @@ export class Sender {
     for (const b of this.accumulator.abortQueued()) this.finish(b, error);
     this.checkIdle();
   }
+}
+
+/** Kafka's error for a batch that outlived delivery.timeout.ms without being acknowledged. */
+function expiryError(b: ProducerBatch, now: number): KafkaClientError {
+  return KafkaClientError.of(
+    "REQUEST_TIMED_OUT",
+    `Expiring ${b.recordCount} record(s) for ${b.topic}-${b.partition}:${now - b.createdMs} ms has passed since batch creation`,
+  );
 }
