@@ -1,20 +1,26 @@
 // SerialEventQueue: runs async events one at a time, in the order they were queued (the single event
 // thread of Kafka's ControllerEventManager and of the broker's metadata cache). An event that throws is
-// reported to `onError` and the queue goes on; after stop() nothing more runs.
+// reported to `onError` and the queue goes on; after stop() nothing more runs. clearAndPut drops every event
+// queued and not yet started (they settle without running, so their callers take their fallback answers)
+// and queues one event that runs right after the one running now (Kafka's ControllerEventManager.clearAndPut,
+// used for the session-expiry event).
 
 export class SerialEventQueue {
   private tail: Promise<void> = Promise.resolve();
   private stopped = false;
   private pending = 0;
+  /** Incremented by clearAndPut: events queued under an older generation are skipped. */
+  private generation = 0;
 
   constructor(private readonly onError: (name: string, e: unknown) => void) {}
 
   /** Queues `fn`; the returned promise settles when it has run (never rejects). */
   put(name: string, fn: () => Promise<void> | void): Promise<void> {
     this.pending++;
+    const generation = this.generation;
     this.tail = this.tail.then(async () => {
       try {
-        if (!this.stopped) await fn();
+        if (!this.stopped && generation === this.generation) await fn();
       } catch (e) {
         if (!this.stopped) this.onError(name, e);
       } finally {
@@ -22,6 +28,12 @@ export class SerialEventQueue {
       }
     });
     return this.tail;
+  }
+
+  /** Drops the events waiting (they settle without running), then queues `fn`. */
+  clearAndPut(name: string, fn: () => Promise<void> | void): Promise<void> {
+    this.generation++;
+    return this.put(name, fn);
   }
 
   /** Events queued and not finished yet. */

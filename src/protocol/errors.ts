@@ -9,6 +9,11 @@ export function errorDefinition(code: number): ErrorDefinition | undefined {
   return BY_CODE.get(code);
 }
 
+/** The name of an error code (UNKNOWN_SERVER_ERROR for a code Kafka does not define). */
+export function errorNameOf(code: number): ErrorName {
+  return (BY_CODE.get(code)?.name ?? "UNKNOWN_SERVER_ERROR") as ErrorName;
+}
+
 /** An error that maps to one Kafka error code on the wire. */
 export class KafkaError extends Error {
   readonly code: number;

@@ -118,6 +118,13 @@ export class ControllerRequests implements ControlPlaneReceiver {
     const failed: Array<{ topic: string; partition: number }> = [];
     for (const s of mine) {
       const r = results.get(`${s.topic}-${s.partition}`);
+      // A state at the current leader epoch (or older) changed nothing: fetchers and coordinators stay,
+      // except that a follower whose log dir is offline or full stops fetching into it.
+      if (r?.ignored) {
+        if (r.errorCode === ErrorCode.KAFKA_STORAGE_ERROR && s.leader !== this.brokerId)
+          failed.push({ topic: s.topic, partition: s.partition });
+        continue;
+      }
       if (r !== undefined && r.errorCode !== ErrorCode.NONE) {
         // KAFKA_STORAGE_ERROR: no fetching into an offline or full log dir. A leader on a full dir that
         // the controller kept (no other in-sync replica) still leads: its reads go on.

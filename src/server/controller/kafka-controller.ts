@@ -19,6 +19,7 @@ import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metad
 import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
 import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
 import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
+import { sameReplicaSet } from "../replication/partition-isr-state.js";
 import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerEventManager } from "./controller-event-manager.js";
@@ -130,7 +131,9 @@ export class KafkaController {
   async startup(): Promise<void> {
     this.zk.store.registerStateChangeHandler({
       name: "controller-state-change-handler",
-      beforeInitializingSession: () => this.put("Expire", () => this.onControllerResignation()),
+      // The events waiting belong to the session that expired: dropped, Expire runs next (Kafka's clearAndPut).
+      beforeInitializingSession: () =>
+        this.events.clearAndPut("Expire", () => this.onControllerResignation()),
       afterInitializingSession: () =>
         this.put("RegisterBrokerAndReelect", async () => {
           await this.options.registerBroker?.();
@@ -568,9 +571,13 @@ export class KafkaController {
   // ---- ISR changes from leaders ----
 
   /**
-   * Kafka's processAlterPartition (ZooKeeper mode): a leader's new ISR, accepted when its leader epoch and
-   * partition epoch (the state znode's version) are current and every new member is alive; written with
-   * the same leader epoch (compare-and-set), then every broker gets UpdateMetadata.
+   * Kafka's processAlterPartition (ZooKeeper mode): a leader's new ISR from its current registration (exact
+   * broker epoch, else STALE_BROKER_EPOCH), accepted when its leader epoch and partition epoch (the state
+   * znode's version) are current and every new member is alive; written with the same leader epoch
+   * (compare-and-set), then every broker gets UpdateMetadata. A change already applied (same leader, leader
+   * epoch and ISR) is answered with the current state even when the partition epoch sent is older: the
+   * leader's retry of a request whose answer it lost. Epochs newer than this controller's answer
+   * NOT_CONTROLLER (a newer controller made them).
    */
   alterPartition(
     brokerId: number,
@@ -594,9 +601,14 @@ export class KafkaController {
   ): Promise<AlterPartitionResult[]> {
     if (!this.active) return fail(ErrorCode.NOT_CONTROLLER);
     const ctx = this.context;
+    // Only the broker's current registration may change ISRs (Kafka requires the exact broker epoch).
     const live = ctx.liveBrokers.get(brokerId);
-    if (live === undefined || (brokerEpoch !== -1n && brokerEpoch < live.epoch))
+    if (live === undefined || brokerEpoch !== live.epoch) {
+      this.log.info(
+        `Ignoring AlterPartition from broker ${brokerId} with broker epoch ${brokerEpoch}: ${live === undefined ? "the broker is not registered" : `its current broker epoch is ${live.epoch}`}`,
+      );
       return fail(ErrorCode.STALE_BROKER_EPOCH);
+    }
     const results: AlterPartitionResult[] = [];
     const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
     for (const i of items) {
@@ -614,9 +626,15 @@ export class KafkaController {
       };
       if (cur === undefined || ctx.topicsToBeDeleted.has(i.topic))
         reply(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      else if (cur.leaderAndIsr.leader !== brokerId) reply(ErrorCode.INVALID_REQUEST);
+      // Newer than what this controller knows: it is likely no longer the controller.
+      else if (i.leaderEpoch > cur.leaderAndIsr.leaderEpoch || i.partitionEpoch > cur.zkVersion)
+        reply(ErrorCode.NOT_CONTROLLER);
       else if (i.leaderEpoch < cur.leaderAndIsr.leaderEpoch) reply(ErrorCode.FENCED_LEADER_EPOCH);
-      else if (i.partitionEpoch !== cur.zkVersion) reply(ErrorCode.INVALID_UPDATE_VERSION);
+      else if (cur.leaderAndIsr.leader !== brokerId) reply(ErrorCode.INVALID_REQUEST);
+      // Already the state asked for (a repeat whose answer was lost): answered with it, before the
+      // partition epoch is checked, so that AlterPartition is idempotent.
+      else if (sameReplicaSet(i.newIsr, cur.leaderAndIsr.isr)) reply(ErrorCode.NONE);
+      else if (i.partitionEpoch < cur.zkVersion) reply(ErrorCode.INVALID_UPDATE_VERSION);
       else if (i.newIsr.some((r) => !ctx.isLiveAndNotShuttingDown(r) && r !== brokerId))
         reply(ErrorCode.INELIGIBLE_REPLICA);
       else

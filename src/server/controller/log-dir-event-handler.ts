@@ -7,7 +7,9 @@
 // OfflineReplica: where it leads, a leader is elected among the partition's other online ISR replicas;
 // where it follows, it leaves the ISR (the last ISR member is kept, as Kafka). A replica answering NONE
 // after being offline is online again: it already had its leadership in that LeaderAndIsr (a follower
-// fetches and rejoins the ISR), and partitions left without a leader are elected again.
+// fetches and rejoins the ISR), and partitions left without a leader are elected again. A replica answering
+// STALE_CONTROLLER_EPOCH had that leadership already (a LeaderAndIsr at its current leader epoch changes
+// nothing on the broker, as Kafka's) and its log dir is fine: online again too.
 // Unlike Kafka, a leader on an offline dir with no other online ISR replica keeps the leadership (a single
 // broker with a full disk keeps serving reads and answers KAFKA_STORAGE_ERROR to writes, where Kafka would
 // leave the partition without a leader).
@@ -72,7 +74,10 @@ export class LogDirEventHandler {
           offline.add(k);
           offlineNow.push(tp);
         }
-      } else if (p.errorCode === ErrorCode.NONE && offline?.delete(k)) {
+      } else if (
+        (p.errorCode === ErrorCode.NONE || p.errorCode === ErrorCode.STALE_CONTROLLER_EPOCH) &&
+        offline?.delete(k)
+      ) {
         onlineNow.push(tp);
       }
     }

@@ -154,6 +154,7 @@ export class PartitionStateMachine {
     const startNs = this.options.time?.nanoseconds();
     let elected = 0;
     let todo = [...partitions];
+    const uncleanConfigs = new Map<string, Promise<boolean>>();
     for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
       const unclean = new Set<string>();
       const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
@@ -164,7 +165,7 @@ export class PartitionStateMachine {
           failed.push(tp);
           continue;
         }
-        const next = await this.elect(tp, cur, strategy, unclean);
+        const next = await this.elect(tp, cur, strategy, unclean, uncleanConfigs);
         if (next === undefined) {
           if (strategy === "offline" || strategy === "unclean") {
             this.ctx.partitionStates.set(k, "OfflinePartition");
@@ -205,6 +206,7 @@ export class PartitionStateMachine {
     cur: LeaderIsrAndZkVersion,
     strategy: ElectionStrategy,
     unclean: Set<string>,
+    uncleanConfigs: Map<string, Promise<boolean>>,
   ): Promise<LeaderAndIsr | undefined> {
     const replicas = this.ctx.replicasFor(tp.topic, tp.partition);
     const { isr } = cur.leaderAndIsr;
@@ -214,9 +216,20 @@ export class PartitionStateMachine {
     switch (strategy) {
       case "offline":
       case "unclean": {
-        const uncleanEnabled =
-          strategy === "unclean" || (await this.options.uncleanLeaderElectionEnable(tp.topic));
-        const r = offlinePartitionLeaderElection(replicas, isr, live, uncleanEnabled);
+        // The topic's unclean.leader.election.enable is read only when no live ISR member can lead (Kafka's
+        // collectUncleanLeaderElectionState), once per topic per election pass.
+        let r = offlinePartitionLeaderElection(replicas, isr, live, false);
+        if (r === undefined) {
+          let enabled = uncleanConfigs.get(tp.topic);
+          if (enabled === undefined) {
+            enabled =
+              strategy === "unclean"
+                ? Promise.resolve(true)
+                : this.options.uncleanLeaderElectionEnable(tp.topic);
+            uncleanConfigs.set(tp.topic, enabled);
+          }
+          r = offlinePartitionLeaderElection(replicas, isr, live, await enabled);
+        }
         if (r === undefined) return undefined;
         if (r.unclean) {
           unclean.add(tpKey(tp.topic, tp.partition));

@@ -1,19 +1,27 @@
 // AlterPartitionManager: a leader's ISR changes, sent to the controller (Kafka's AlterPartitionManager,
-// KIP-497). Expansion is proposed when a follower's fetch shows it caught up (ISR + follower); shrinking is
-// checked every replica.lag.time.max.ms / 2 for followers that have not caught up for
-// replica.lag.time.max.ms. One change in flight per partition; the controller writes the partition state
-// znode (same leader epoch, new partition epoch) and the leader applies the ISR it answers. Each change
-// the controller accepts marks IsrShrinksPerSec or IsrExpandsPerSec (Kafka marks them on that answer).
-
+// KIP-497). Expansion is proposed when a follower's fetch shows it caught up; shrinking is checked every
+// replica.lag.time.max.ms / 2 (Kafka's isr-expiration task). The Partition owns the rules and the pending
+// state (partition-isr-state.ts); this class carries proposals to the controller and answers back:
+//   - one change per partition is queued at a time (the Partition proposes nothing while one is pending),
+//     and all queued changes go in one AlterPartition request, one request in flight (Kafka's
+//     unsentIsrUpdates and inflightRequest);
+//   - a change is sent until it is answered: a request that fails (timeout, connection lost, no controller
+//     known, a top-level error such as NOT_CONTROLLER or STALE_BROKER_EPOCH) is sent again after
+//     ALTER_PARTITION_RETRY_BACKOFF_MS, and so is a partition the Partition says to retry — each only while
+//     it is still the partition's pending change (a LeaderAndIsr with a new leader epoch ends it);
+//   - the answer goes to the Partition (handleAlterPartitionUpdate / handleAlterPartitionError); a change the
+//     controller accepted marks IsrShrinksPerSec or IsrExpandsPerSec, and the waiting fetches and acks=all
+//     produces are re-checked (the HW may move).
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
-import { ErrorCode } from "../../protocol/errors.js";
+import { ErrorCode, type ErrorName, errorNameOf } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import { InterBrokerConnections } from "../inter-broker-connections.js";
 import type { InterBrokerSecurity } from "../inter-broker-security.js";
 import type { IsrChangeRecorder } from "../metrics/replication-metrics.js";
 import type { Partition } from "./partition.js";
+import type { AlterPartitionProposal, PendingPartitionChange } from "./partition-isr-state.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
 export interface AlterPartitionItem {
@@ -49,9 +57,24 @@ export interface ControllerTarget {
   readonly security?: InterBrokerSecurity;
 }
 
+/** Wait before a change is sent again after a failure (Kafka schedules the retry 50 ms out). */
+export const ALTER_PARTITION_RETRY_BACKOFF_MS = 50;
+
+/** A change waiting to be sent, or in flight. */
+interface PendingItem {
+  readonly partition: Partition;
+  readonly state: PendingPartitionChange;
+  readonly item: AlterPartitionItem;
+}
+
 export class AlterPartitionManager {
-  private readonly inFlight = new Set<string>();
+  /** Changes not sent yet, by partition key (Kafka's unsentIsrUpdates). */
+  private readonly unsent = new Map<string, PendingItem>();
+  /** The changes of the request in flight, by partition key. */
+  private inFlight: Map<string, PendingItem> | undefined;
+  private retryTask: ScheduledTask | undefined;
   private shrinkTask: ScheduledTask | undefined;
+  private stopped = false;
   private readonly log: Logger;
   private readonly connections: InterBrokerConnections;
 
@@ -82,8 +105,9 @@ export class AlterPartitionManager {
       "isr-expiration",
       () => {
         for (const p of this.replicaManager.allPartitions()) {
-          const isr = p.isrShrink(this.replicaLagTimeMaxMs);
-          if (isr !== undefined) this.submit(p, isr, "Shrinking");
+          const before = p.isr;
+          const proposal = p.maybeShrinkIsr(this.replicaLagTimeMaxMs);
+          if (proposal !== undefined) this.submit(p, proposal, before, "Shrinking");
         }
       },
       interval,
@@ -92,45 +116,129 @@ export class AlterPartitionManager {
   }
 
   shutdown(): void {
+    this.stopped = true;
     this.shrinkTask?.cancel();
     this.shrinkTask = undefined;
+    this.retryTask?.cancel();
+    this.retryTask = undefined;
+    this.unsent.clear();
     this.connections.close();
+  }
+
+  /** Changes queued or in flight (tests, metrics). */
+  get pendingCount(): number {
+    return this.unsent.size + (this.inFlight?.size ?? 0);
   }
 
   /** A follower fetched: propose it for the ISR if it caught up. */
   onFollowerFetch(partition: Partition, replicaId: number): void {
-    const isr = partition.isrExpansion(replicaId);
-    if (isr !== undefined) this.submit(partition, isr, "Expanding");
+    const before = partition.isr;
+    const proposal = partition.maybeExpandIsr(replicaId);
+    if (proposal !== undefined) this.submit(partition, proposal, before, "Expanding");
   }
 
-  private submit(p: Partition, newIsr: number[], what: "Shrinking" | "Expanding"): void {
-    if (this.inFlight.has(p.key)) return;
-    this.inFlight.add(p.key);
-    const item: AlterPartitionItem = {
-      topic: p.topic,
-      partition: p.partitionId,
-      leaderEpoch: p.leaderEpoch,
-      newIsr,
-      partitionEpoch: p.zkVersion,
-    };
-    this.log.info(`${what} ISR for partition ${p.key} from ${p.isr.join(",")} to ${newIsr.join(",")}`);
-    void this.send([item])
-      .then((results) => {
-        for (const r of results) {
-          if (r.errorCode !== ErrorCode.NONE) {
-            this.log.info(`Failed to alter the ISR of ${r.topic}-${r.partition}: error code ${r.errorCode}`);
-            continue;
-          }
-          if (what === "Shrinking") this.isrChanges?.isrShrink();
-          else this.isrChanges?.isrExpand();
-          const partition = this.replicaManager.getPartition({ topic: r.topic, partition: r.partition });
-          // A shrunk ISR can move the HW: acks=all produces waiting on it complete now, not at their timeout.
-          if (partition?.applyIsrUpdate(r.leaderEpoch, r.isr, r.partitionEpoch))
-            this.replicaManager.tryCompleteDelayedRequests(partition.key);
+  private submit(
+    p: Partition,
+    proposal: AlterPartitionProposal,
+    before: readonly number[],
+    what: "Shrinking" | "Expanding",
+  ): void {
+    const state = p.isrState;
+    if (!state.isInflight || this.stopped) return;
+    this.log.info(
+      `${what} ISR for partition ${p.key} from ${before.join(",")} to ${proposal.newIsr.join(",")}`,
+    );
+    this.unsent.set(p.key, {
+      partition: p,
+      state,
+      item: { topic: p.topic, partition: p.partitionId, ...proposal },
+    });
+    this.maybePropagateIsrChanges();
+  }
+
+  /** Whether `pending` is still the partition's pending change (else it is dropped, never resent). */
+  private isCurrent(pending: PendingItem): boolean {
+    const p = pending.partition;
+    return (
+      p.isrState === pending.state &&
+      this.replicaManager.getPartition(p.topicPartition) === p &&
+      p.leaderEpoch === pending.item.leaderEpoch
+    );
+  }
+
+  /** Sends every queued change in one request, unless one is in flight (Kafka's maybePropagateIsrChanges). */
+  private maybePropagateIsrChanges(): void {
+    if (this.stopped || this.inFlight !== undefined || this.unsent.size === 0) return;
+    const batch = new Map<string, PendingItem>();
+    for (const [key, pending] of this.unsent) if (this.isCurrent(pending)) batch.set(key, pending);
+    this.unsent.clear();
+    if (batch.size === 0) return;
+    this.inFlight = batch;
+    void this.send([...batch.values()].map((b) => b.item))
+      .then(
+        (results) => this.onResponse(batch, results),
+        (e: unknown) => {
+          this.log.info(
+            `AlterPartition for ${[...batch.keys()].join(",")} failed: ${(e as Error).message}; will retry`,
+          );
+          return [...batch.values()];
+        },
+      )
+      .then((retry) => {
+        this.inFlight = undefined;
+        for (const r of retry) {
+          // A newer change queued meanwhile wins; a stale one is dropped.
+          if (this.isCurrent(r) && !this.unsent.has(r.partition.key)) this.unsent.set(r.partition.key, r);
         }
-      })
-      .catch((e) => this.log.warn(`AlterPartition for ${p.key} failed: ${(e as Error).message}`))
-      .finally(() => this.inFlight.delete(p.key));
+        if (retry.length > 0) this.scheduleRetry();
+        else this.maybePropagateIsrChanges();
+      });
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retryTask !== undefined) return;
+    this.retryTask = this.scheduler.schedule(
+      "send-alter-partition",
+      () => {
+        this.retryTask = undefined;
+        this.maybePropagateIsrChanges();
+      },
+      ALTER_PARTITION_RETRY_BACKOFF_MS,
+    );
+  }
+
+  /** Hands each partition's answer to its Partition; returns the changes to send again. */
+  private onResponse(batch: Map<string, PendingItem>, results: AlterPartitionResult[]): PendingItem[] {
+    const retry: PendingItem[] = [];
+    const answered = new Set<string>();
+    for (const r of results) {
+      const key = `${r.topic}-${r.partition}`;
+      const pending = batch.get(key);
+      if (pending === undefined) continue;
+      answered.add(key);
+      const partition = pending.partition;
+      if (r.errorCode === ErrorCode.NONE) {
+        if (partition.handleAlterPartitionUpdate(pending.state, r.leaderEpoch, r.isr, r.partitionEpoch)) {
+          this.log.info(
+            `ISR of ${key} updated to ${r.isr.join(",")} and partition epoch updated to ${r.partitionEpoch}`,
+          );
+          if (pending.state.sent.newIsr.length < pending.state.isr.length) this.isrChanges?.isrShrink();
+          else this.isrChanges?.isrExpand();
+          // A shrunk ISR can move the HW: acks=all produces waiting on it complete now, not at their timeout.
+          this.replicaManager.tryCompleteDelayedRequests(partition.key);
+        }
+        continue;
+      }
+      const error: ErrorName = errorNameOf(r.errorCode);
+      const again = partition.handleAlterPartitionError(pending.state, error);
+      this.log.info(
+        `Failed to alter the ISR of ${key} to ${pending.item.newIsr.join(",")}: the controller answered ${error}${again ? "; will retry" : partition.isrState === pending.state ? "; waiting for the partition's new state from the controller" : `; partition state reset to ${partition.isrState}`}`,
+      );
+      if (again) retry.push(pending);
+    }
+    // A partition the controller did not answer is sent again (Kafka completes it with an error to retry).
+    for (const [key, pending] of batch) if (!answered.has(key)) retry.push(pending);
+    return retry;
   }
 
   private async send(items: AlterPartitionItem[]): Promise<AlterPartitionResult[]> {
@@ -157,15 +265,8 @@ export class AlterPartitionManager {
           })),
         })),
       });
-      if (res.errorCode !== ErrorCode.NONE) {
-        return items.map((i) => ({
-          ...i,
-          errorCode: res.errorCode,
-          isr: [],
-          leaderEpoch: -1,
-          partitionEpoch: -1,
-        }));
-      }
+      if (res.errorCode !== ErrorCode.NONE)
+        throw new Error(`the controller answered ${errorNameOf(res.errorCode)} to the whole request`);
       return res.topics.flatMap((t) =>
         t.partitions.map((p) => ({
           topic: t.topicName,

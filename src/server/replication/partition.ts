@@ -1,19 +1,26 @@
 // Partition: one partition as this broker hosts it, Kafka's Partition. It owns the partition's leadership
-// as this broker knows it (leader, leader epoch, ISR, assignment), the local replica's log, and, when it is
-// the leader, the state of the other replicas (their log end offsets, Kafka's remote replica state) from
-// which it moves the high watermark: HW = min LEO over the ISR (with RF 1 the ISR is [self], so the HW is
-// the log end offset after every append), held while the ISR is below the effective min.insync.replicas
-// (the setting capped at the replica count, Kafka since KAFKA-15583). Leader-side appends check
-// leadership and, with acks=-1, that effective min.insync.replicas;
-// reads check leadership and the caller's leader epoch and bound what is visible by the fetch isolation.
-// Producer batches go through the LogValidator (storage/log-validator.ts) before the log's append. A
-// replica whose log cannot be opened or written is offline: an I/O error on it is reported once by the
-// LogManager and every later append or read answers KAFKA_STORAGE_ERROR. A replica whose log dir is full
-// (ENOSPC) stays online: its appends answer KAFKA_STORAGE_ERROR at once (the log refuses them before
+// as this broker knows it (leader, leader epoch, ISR state, assignment), the local replica's log, and, when it
+// is the leader, the state of the other replicas (their log end offsets, Kafka's remote replica state) from
+// which it moves the high watermark. Leader-side appends check leadership and, with acks=-1, that effective
+// min.insync.replicas; reads check leadership and the caller's leader epoch and bound what is visible by the
+// fetch isolation. Producer batches go through the LogValidator (storage/log-validator.ts) before the log's
+// append. A replica whose log cannot be opened or written is offline: an I/O error on it is reported once
+// by the LogManager and every later append or read answers KAFKA_STORAGE_ERROR. A replica whose log dir is
+// full (ENOSPC) stays online: its appends answer KAFKA_STORAGE_ERROR at once (the log refuses them before
 // writing), reads go on, and DeleteRecords deletes the segments below the new log start offset at once.
 //
-// Follower fetching, ISR shrink/expand and AlterPartition are not here yet (multi-broker issues); the
-// follower-state tracking (updateFollowerFetchState) is the hook they use.
+// The ISR rules are Kafka's (cluster/Partition and cluster/Replica, ZooKeeper mode):
+//   - the ISR is one PartitionIsrState (partition-isr-state.ts): committed, pending expand or pending
+//     shrink; acks and min.insync.replicas count the committed ISR, the high watermark is the minimum log
+//     end offset over the maximal ISR (committed plus a member being added), held while the committed ISR
+//     is below the effective min.insync.replicas (the setting capped at the replica count, KAFKA-15583);
+//   - at most one change in flight: maybeExpandIsr / maybeShrinkIsr propose nothing while one is pending;
+//     the AlterPartitionManager sends the proposal and hands the answer back (handleAlterPartitionUpdate /
+//     handleAlterPartitionError), which commits it, resets to the last committed state, or asks to retry;
+//   - a follower is caught up when its fetch reaches the leader's log end now, or the log end the leader had
+//     when it answered the follower's previous fetch (Replica.updateFetchState's lastFetchLeaderLogEndOffset);
+//     it is out of sync after replica.lag.time.max.ms without catching up;
+//   - a LeaderAndIsr whose leader epoch is not above the current one changes nothing (ReplicaManager checks).
 
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
@@ -38,6 +45,14 @@ import {
   type UnifiedLog,
 } from "../../storage/unified-log.js";
 import type { PartitionState } from "../metadata/partition-state.js";
+import {
+  type AlterPartitionProposal,
+  CommittedPartitionState,
+  type PartitionIsrState,
+  PendingExpandIsr,
+  type PendingPartitionChange,
+  PendingShrinkIsr,
+} from "./partition-isr-state.js";
 
 export { RecordValidationError } from "../../storage/log-validator.js";
 
@@ -51,6 +66,8 @@ export interface ReplicaState {
   logStartOffset: bigint;
   lastCaughtUpTimeMs: number;
   lastFetchTimeMs: number;
+  /** The leader's log end offset when it answered this replica's previous fetch (-1: none yet). */
+  lastFetchLeaderLogEndOffset: bigint;
 }
 
 /** A read from the partition with the offsets as they were at that moment. */
@@ -66,7 +83,7 @@ export class Partition {
   private _leaderEpoch = NO_LEADER_EPOCH;
   private _controllerEpoch = -1;
   private _zkVersion = -1;
-  private _isr: readonly number[] = [];
+  private _isrState: PartitionIsrState = new CommittedPartitionState([]);
   /** The log end offset when this broker became leader at the current epoch (Kafka's leaderEpochStartOffsetOpt). */
   private leaderEpochStartOffset: bigint | undefined;
   private _assignment: readonly number[] = [];
@@ -114,8 +131,19 @@ export class Partition {
     return this._zkVersion;
   }
 
+  /** The committed ISR (what acks and min.insync.replicas count). */
   get isr(): readonly number[] {
-    return this._isr;
+    return this._isrState.isr;
+  }
+
+  /** The ISR state: committed, or a change sent to the controller and not answered yet. */
+  get isrState(): PartitionIsrState {
+    return this._isrState;
+  }
+
+  /** The committed ISR plus a member being added (what the high watermark waits for). */
+  get maximalIsr(): readonly number[] {
+    return this._isrState.maximalIsr;
   }
 
   get assignment(): readonly number[] {
@@ -280,7 +308,7 @@ export class Partition {
     this._controllerEpoch = state.controllerEpoch;
     this._zkVersion = state.zkVersion;
     this._assignment = [...state.replicas];
-    this._isr = [...state.isr];
+    this._isrState = new CommittedPartitionState([...state.isr]);
     this._leaderReplicaId = state.leader;
     this._leaderEpoch = state.leaderEpoch;
   }
@@ -307,6 +335,7 @@ export class Partition {
         logStartOffset: -1n,
         lastCaughtUpTimeMs: state.isr.includes(id) ? now : 0,
         lastFetchTimeMs: 0,
+        lastFetchLeaderLogEndOffset: -1n,
       });
     }
     for (const id of [...this.remoteReplicas.keys()])
@@ -391,10 +420,11 @@ export class Partition {
       );
     }
     const minIsr = this.minIsr();
-    if (requiredAcks === -1 && this._isr.length < minIsr) {
+    const inSyncSize = this._isrState.isr.length;
+    if (requiredAcks === -1 && inSyncSize < minIsr) {
       throw new KafkaError(
         "NOT_ENOUGH_REPLICAS",
-        `The size of the current ISR ${this._isr.length} is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.key}`,
+        `The size of the current ISR ${inSyncSize} is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${this.key}`,
       );
     }
     // Kafka's LogValidator: record-level checks and recompression (the hot path leaves the bytes as they are).
@@ -416,17 +446,19 @@ export class Partition {
   }
 
   /**
-   * HW = min LEO over the ISR (the leader's own LEO included); returns whether it moved. Not while the
-   * ISR is below the effective min.insync.replicas (Kafka since KAFKA-15583): records written then with
-   * acks=0/1 stay invisible to consumers until enough replicas have them.
+   * HW = min LEO over the maximal ISR (the leader's own LEO included; a member being added counts: Kafka's
+   * maximalIsr); returns whether it moved. Not while the committed ISR is below the effective
+   * min.insync.replicas (Kafka since KAFKA-15583): records written then with acks=0/1 stay invisible to
+   * consumers until enough replicas have them.
    */
   maybeIncrementLeaderHW(): boolean {
     const log = this._log;
     if (!this.isLeader || log === undefined) return false;
+    const isr = this._isrState.isr;
     // (An ISR as large as the replica set is never below the effective minimum: no config lookup then.)
-    if (this._isr.length < this._assignment.length && this._isr.length < this.minIsr()) return false;
+    if (isr.length < this._assignment.length && isr.length < this.minIsr()) return false;
     let newHw = log.logEndOffset;
-    for (const id of this._isr) {
+    for (const id of this._isrState.maximalIsr) {
       if (id === this.localBrokerId) continue;
       const r = this.remoteReplicas.get(id);
       // A replica in the ISR that has not fetched yet holds the HW where it is.
@@ -441,57 +473,140 @@ export class Partition {
   }
 
   /**
-   * Kafka's maybeExpandIsr check: the ISR this leader should propose when `replicaId` (not in the ISR) has
-   * caught up to the high watermark and to the start of this leader epoch; undefined when nothing to do.
+   * Kafka's isFollowerInSync for an expansion: `replicaId` (not in the ISR) has caught up to the high
+   * watermark and to the start of this leader epoch.
    */
-  isrExpansion(replicaId: number): number[] | undefined {
-    const log = this._log;
-    const r = this.remoteReplicas.get(replicaId);
-    if (!this.isLeader || log === undefined || r === undefined || this._isr.includes(replicaId))
-      return undefined;
-    if (r.logEndOffset < log.highWatermark) return undefined;
-    if (this.leaderEpochStartOffset !== undefined && r.logEndOffset < this.leaderEpochStartOffset)
-      return undefined;
-    return [...this._isr, replicaId];
+  private isFollowerInSync(r: ReplicaState, log: UnifiedLog): boolean {
+    if (r.logEndOffset < log.highWatermark) return false;
+    return this.leaderEpochStartOffset === undefined || r.logEndOffset >= this.leaderEpochStartOffset;
   }
 
   /**
-   * Kafka's maybeShrinkIsr check: the ISR without the followers that have not caught up to the leader's
-   * log end offset for `lagTimeMaxMs` (replica.lag.time.max.ms); undefined when every member is in time.
+   * Kafka's maybeExpandIsr: when `replicaId` (an assigned replica outside the ISR) has caught up and no ISR
+   * change is in flight, the state becomes PendingExpandIsr and the proposal to send is returned (the HW
+   * waits for the new member from now on). Undefined when there is nothing to propose.
    */
-  isrShrink(lagTimeMaxMs: number): number[] | undefined {
+  maybeExpandIsr(replicaId: number): AlterPartitionProposal | undefined {
     const log = this._log;
-    if (!this.isLeader || log === undefined) return undefined;
-    const now = this.time.milliseconds();
-    const out = this._isr.filter((id) => {
-      if (id === this.localBrokerId) return true;
-      const r = this.remoteReplicas.get(id);
-      if (r === undefined) return false;
-      return r.logEndOffset >= log.logEndOffset || now - r.lastCaughtUpTimeMs <= lagTimeMaxMs;
-    });
-    return out.length < this._isr.length ? out : undefined;
+    const r = this.remoteReplicas.get(replicaId);
+    const state = this._isrState;
+    if (!this.isLeader || log === undefined || r === undefined) return undefined;
+    if (state.isInflight || state.isr.includes(replicaId) || !this.isFollowerInSync(r, log)) return undefined;
+    const committed = state as CommittedPartitionState;
+    const sent: AlterPartitionProposal = {
+      leaderEpoch: this._leaderEpoch,
+      newIsr: [...committed.isr, replicaId],
+      partitionEpoch: this._zkVersion,
+    };
+    this._isrState = new PendingExpandIsr(replicaId, sent, committed);
+    return sent;
   }
 
-  /** The controller accepted an ISR change (AlterPartition): the new ISR and partition epoch. */
-  applyIsrUpdate(leaderEpoch: number, isr: readonly number[], partitionEpoch: number): boolean {
-    if (!this.isLeader || leaderEpoch !== this._leaderEpoch || partitionEpoch <= this._zkVersion)
-      return false;
-    this._isr = [...isr];
+  /**
+   * Kafka's getOutOfSyncReplicas: the committed ISR's followers whose log end is not the leader's and that
+   * have not caught up for more than `lagTimeMaxMs` (replica.lag.time.max.ms).
+   */
+  outOfSyncReplicas(lagTimeMaxMs: number): number[] {
+    const log = this._log;
+    if (!this.isLeader || log === undefined) return [];
+    const now = this.time.milliseconds();
+    const leo = log.logEndOffset;
+    return this._isrState.isr.filter((id) => {
+      if (id === this.localBrokerId) return false;
+      const r = this.remoteReplicas.get(id);
+      if (r === undefined) return true;
+      return r.logEndOffset !== leo && now - r.lastCaughtUpTimeMs > lagTimeMaxMs;
+    });
+  }
+
+  /**
+   * Kafka's maybeShrinkIsr: with no ISR change in flight and followers out of sync, the state becomes
+   * PendingShrinkIsr and the proposal (the ISR without them) is returned; undefined otherwise.
+   */
+  maybeShrinkIsr(lagTimeMaxMs: number): AlterPartitionProposal | undefined {
+    const state = this._isrState;
+    if (state.isInflight) return undefined;
+    const outOfSync = this.outOfSyncReplicas(lagTimeMaxMs);
+    if (outOfSync.length === 0) return undefined;
+    const committed = state as CommittedPartitionState;
+    const sent: AlterPartitionProposal = {
+      leaderEpoch: this._leaderEpoch,
+      newIsr: committed.isr.filter((id) => !outOfSync.includes(id)),
+      partitionEpoch: this._zkVersion,
+    };
+    this._isrState = new PendingShrinkIsr(outOfSync, sent, committed);
+    return sent;
+  }
+
+  /**
+   * The controller answered a pending change with a partition state (Kafka's handleAlterPartitionUpdate).
+   * Ignored when the state has moved on since (a LeaderAndIsr came in between), the leader epoch differs or
+   * the partition epoch is older than the one held. Otherwise the answer is committed — a newer partition
+   * epoch (the change was written) or the same one (the controller already had it) — and the HW may move.
+   * Returns whether it was committed.
+   */
+  handleAlterPartitionUpdate(
+    proposed: PendingPartitionChange,
+    leaderEpoch: number,
+    isr: readonly number[],
+    partitionEpoch: number,
+  ): boolean {
+    if (this._isrState !== proposed || !this.isLeader) return false;
+    if (leaderEpoch !== this._leaderEpoch || partitionEpoch < this._zkVersion) return false;
+    this._isrState = new CommittedPartitionState([...isr]);
     this._zkVersion = partitionEpoch;
     this.maybeIncrementLeaderHW();
     return true;
   }
 
-  /** A follower fetched from fetchOffset: its LEO is that offset (Kafka's updateFollowerFetchState). */
+  /**
+   * The controller refused a pending change (Kafka's handleAlterPartitionError); returns whether to send it
+   * again. OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA say the change was not applied and the partition
+   * epoch is right: back to the last committed state (a later fetch or check proposes again). Errors that
+   * say this leader's view is stale (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION,
+   * INVALID_REQUEST, NEW_LEADER_ELECTED) leave the change pending until a LeaderAndIsr brings the new
+   * state. Anything else (NOT_CONTROLLER, a timeout, STALE_BROKER_EPOCH …) is retried while the change is
+   * still the pending one.
+   */
+  handleAlterPartitionError(proposed: PendingPartitionChange, error: ErrorName): boolean {
+    if (this._isrState !== proposed) return false;
+    switch (error) {
+      case "OPERATION_NOT_ATTEMPTED":
+      case "INELIGIBLE_REPLICA":
+        this._isrState = proposed.lastCommittedState;
+        return false;
+      case "UNKNOWN_TOPIC_OR_PARTITION":
+      case "UNKNOWN_TOPIC_ID":
+      case "FENCED_LEADER_EPOCH":
+      case "INVALID_UPDATE_VERSION":
+      case "INVALID_REQUEST":
+      case "NEW_LEADER_ELECTED":
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  /**
+   * A follower fetched from fetchOffset: its LEO is that offset (Kafka's updateFollowerFetchState and
+   * Replica.updateFetchState). It is caught up now when it reached the leader's log end, or as of its
+   * previous fetch when it reached the log end the leader had then (under steady appends a follower one
+   * round trip behind is in sync). Returns whether the HW moved.
+   */
   updateFollowerFetchState(replicaId: number, fetchOffset: bigint, followerLogStartOffset: bigint): boolean {
     const r = this.remoteReplicas.get(replicaId);
     const log = this._log;
     if (r === undefined || log === undefined) return false;
     const now = this.time.milliseconds();
+    // The read that answers this fetch runs in the same turn: this is the log end it sees.
+    const leaderEndOffset = log.logEndOffset;
+    if (fetchOffset >= leaderEndOffset) r.lastCaughtUpTimeMs = Math.max(r.lastCaughtUpTimeMs, now);
+    else if (r.lastFetchLeaderLogEndOffset >= 0n && fetchOffset >= r.lastFetchLeaderLogEndOffset)
+      r.lastCaughtUpTimeMs = Math.max(r.lastCaughtUpTimeMs, r.lastFetchTimeMs);
     r.logEndOffset = fetchOffset;
     r.logStartOffset = followerLogStartOffset;
+    r.lastFetchLeaderLogEndOffset = leaderEndOffset;
     r.lastFetchTimeMs = now;
-    if (fetchOffset >= log.logEndOffset) r.lastCaughtUpTimeMs = now;
     return this.maybeIncrementLeaderHW();
   }
 
@@ -508,7 +623,7 @@ export class Partition {
     const log = this._log;
     if (!this.isLeader || log === undefined) return "NOT_LEADER_OR_FOLLOWER";
     if (log.highWatermark < requiredOffset) return undefined;
-    return this._isr.length >= this.minIsr() ? "NONE" : "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    return this._isrState.isr.length >= this.minIsr() ? "NONE" : "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
   }
 
   /**
@@ -657,7 +772,7 @@ export class Partition {
   }
 
   toString(): string {
-    return `Partition(topicPartition=${this.key}, leader=${this._leaderReplicaId}, leaderEpoch=${this._leaderEpoch}, isr=${this._isr.join(",")})`;
+    return `Partition(topicPartition=${this.key}, leader=${this._leaderReplicaId}, leaderEpoch=${this._leaderEpoch}, isr=${this._isrState.isr.join(",")}, isrState=${this._isrState})`;
   }
 }
 

@@ -97,7 +97,14 @@ export type TxnMarkerListener = (
 export const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000;
 
 /** One partition's outcome of a leadership change or stop. */
-export type PartitionErrors = Map<string, { topicPartition: TopicPartition; errorCode: number }>;
+/**
+ * An error code per partition; `ignored` marks a LeaderAndIsr partition state that changed nothing (its
+ * leader epoch was not above the current one): no fetcher or coordinator change follows it.
+ */
+export type PartitionErrors = Map<
+  string,
+  { topicPartition: TopicPartition; errorCode: number; ignored?: boolean }
+>;
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
@@ -231,10 +238,13 @@ export class ReplicaManager {
   }
 
   /**
-   * Applies the controller's partition states (Kafka's becomeLeaderOrFollower): partitions whose leader is
-   * this broker become leaders, the others followers; logs are created as needed and the checkpointed HW
-   * is restored on first load. Older leader epochs are refused (STALE_CONTROLLER_EPOCH is the controller's
-   * concern; here FENCED_LEADER_EPOCH). Returns an error code per partition.
+   * Applies the controller's partition states (Kafka's becomeLeaderOrFollower, ZooKeeper mode): partitions
+   * whose leader is this broker become leaders, the others followers; logs are created as needed and the
+   * checkpointed HW is restored on first load. A state whose leader epoch is not above the current one
+   * changes nothing (the controller resends LeaderAndIsr at the same epoch on every failover and after
+   * timeouts, and an ISR the leader has since changed through AlterPartition must not be reverted): it is
+   * answered STALE_CONTROLLER_EPOCH, or KAFKA_STORAGE_ERROR when the local replica is offline or its log
+   * dir full, and marked `ignored`. Returns an error code per partition.
    */
   becomeLeaderOrFollower(states: readonly PartitionState[]): PartitionErrors {
     const result: PartitionErrors = new Map();
@@ -243,11 +253,23 @@ export class ReplicaManager {
       const tp = { topic: state.topic, partition: state.partition };
       const key = topicPartitionKey(tp);
       let partition = this.partitions.get(key);
-      if (partition !== undefined && state.leaderEpoch < partition.leaderEpoch) {
-        this.logger.warn(
-          `Ignoring the leadership of ${key} at leader epoch ${state.leaderEpoch}: the current leader epoch is ${partition.leaderEpoch}`,
-        );
-        result.set(key, { topicPartition: tp, errorCode: ErrorCode.FENCED_LEADER_EPOCH });
+      // (A replica whose log could not be created — its dir was full — tries again at any epoch.)
+      const retriesLog = partition !== undefined && partition.log === undefined && !partition.isOffline;
+      if (partition !== undefined && state.leaderEpoch <= partition.leaderEpoch && !retriesLog) {
+        const storageUnavailable = partition.isStorageUnavailable;
+        if (state.leaderEpoch < partition.leaderEpoch)
+          this.logger.warn(
+            `Ignoring LeaderAndIsr for partition ${key} since its associated leader epoch ${state.leaderEpoch} is smaller than the current leader epoch ${partition.leaderEpoch}`,
+          );
+        else
+          this.logger.info(
+            `Ignoring LeaderAndIsr for partition ${key} since its associated leader epoch ${state.leaderEpoch} matches the current leader epoch`,
+          );
+        result.set(key, {
+          topicPartition: tp,
+          errorCode: storageUnavailable ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.STALE_CONTROLLER_EPOCH,
+          ignored: true,
+        });
         continue;
       }
       if (partition === undefined) {

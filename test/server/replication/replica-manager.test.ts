@@ -51,10 +51,11 @@ test("becomeLeaderOrFollower creates logs, writes partition.metadata and makes t
   assert.deepEqual(p.isr, [BROKER_ID]);
   assert.ok(existsSync(join(b.logDirs[0], "orders-1", "partition.metadata")));
   assert.equal(b.replicaManager.topicNameFor(p.topicId), "orders");
-  // An older leader epoch is refused.
+  // An older leader epoch is refused (Kafka answers STALE_CONTROLLER_EPOCH and changes nothing).
   b.replicaManager.becomeLeaderOrFollower([leaderState("orders", 0, { leaderEpoch: 3 })]);
   const stale = b.replicaManager.becomeLeaderOrFollower([leaderState("orders", 0, { leaderEpoch: 2 })]);
-  assert.equal(stale.get("orders-0")?.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+  assert.equal(stale.get("orders-0")?.errorCode, ErrorCode.STALE_CONTROLLER_EPOCH);
+  assert.equal(stale.get("orders-0")?.ignored, true);
   assert.equal(b.replicaManager.getPartition(tp("orders"))?.leaderEpoch, 3);
 });
 
