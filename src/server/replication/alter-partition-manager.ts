@@ -75,6 +75,8 @@ export class AlterPartitionManager {
   private retryTask: ScheduledTask | undefined;
   private shrinkTask: ScheduledTask | undefined;
   private stopped = false;
+  /** Requests in a row that got no answer (for the log). */
+  private consecutiveFailures = 0;
   private readonly log: Logger;
   private readonly connections: InterBrokerConnections;
 
@@ -176,11 +178,17 @@ export class AlterPartitionManager {
     this.inFlight = batch;
     void this.send([...batch.values()].map((b) => b.item))
       .then(
-        (results) => this.onResponse(batch, results),
+        (results) => {
+          this.consecutiveFailures = 0;
+          return this.onResponse(batch, results);
+        },
         (e: unknown) => {
-          this.log.info(
-            `AlterPartition for ${[...batch.keys()].join(",")} failed: ${(e as Error).message}; will retry`,
-          );
+          // Said once per run of failures (they repeat every 50 ms while no controller answers).
+          this.consecutiveFailures++;
+          const line = `AlterPartition for ${[...batch.keys()].join(",")} failed: ${(e as Error).message}; will retry`;
+          if (this.consecutiveFailures === 1 || this.consecutiveFailures % 100 === 0)
+            this.log.info(`${line} (failure ${this.consecutiveFailures} in a row)`);
+          else this.log.debug(line);
           return [...batch.values()];
         },
       )

@@ -108,6 +108,8 @@ export type PartitionErrors = Map<
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
+  /** Partitions whose last LeaderAndIsr answered KAFKA_STORAGE_ERROR (an offline or full log dir). */
+  private readonly awaitingStorage = new Set<string>();
   private readonly topicIds = new Map<string, string>();
   private readonly topicNames = new Map<string, string>();
   readonly delayedProducePurgatory: DelayedOperationPurgatory<DelayedProduce>;
@@ -253,9 +255,17 @@ export class ReplicaManager {
       const tp = { topic: state.topic, partition: state.partition };
       const key = topicPartitionKey(tp);
       let partition = this.partitions.get(key);
-      // (A replica whose log could not be created — its dir was full — tries again at any epoch.)
-      const retriesLog = partition !== undefined && partition.log === undefined && !partition.isOffline;
-      if (partition !== undefined && state.leaderEpoch <= partition.leaderEpoch && !retriesLog) {
+      // Tributary's full log dirs: a replica whose log could not be created (its dir was full) tries again
+      // at any epoch, and a follower that answered KAFKA_STORAGE_ERROR (it stopped fetching) and whose dir
+      // has room again is made a follower again at the same epoch (the controller's LeaderAndIsr after
+      // the dir's "space again" event): Kafka has no such way back, its failed dirs stay offline.
+      const recovers =
+        partition !== undefined &&
+        ((partition.log === undefined && !partition.isOffline) ||
+          (this.awaitingStorage.has(key) &&
+            state.leader !== this.brokerId &&
+            !partition.isStorageUnavailable));
+      if (partition !== undefined && state.leaderEpoch <= partition.leaderEpoch && !recovers) {
         const storageUnavailable = partition.isStorageUnavailable;
         if (state.leaderEpoch < partition.leaderEpoch)
           this.logger.warn(
@@ -265,6 +275,7 @@ export class ReplicaManager {
           this.logger.info(
             `Ignoring LeaderAndIsr for partition ${key} since its associated leader epoch ${state.leaderEpoch} matches the current leader epoch`,
           );
+        if (storageUnavailable) this.awaitingStorage.add(key);
         result.set(key, {
           topicPartition: tp,
           errorCode: storageUnavailable ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.STALE_CONTROLLER_EPOCH,
@@ -294,6 +305,8 @@ export class ReplicaManager {
         // A replica on an offline or full log dir (its log failed, cannot be written or created; the
         // LogManager logged why) answers KAFKA_STORAGE_ERROR: the controller takes it as offline.
         const errorCode = partition.isStorageUnavailable ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
+        if (errorCode === ErrorCode.NONE) this.awaitingStorage.delete(key);
+        else this.awaitingStorage.add(key);
         result.set(key, { topicPartition: tp, errorCode });
       } catch (e) {
         this.logger.error(
@@ -324,6 +337,7 @@ export class ReplicaManager {
       const tp = { topic: p.topic, partition: p.partition };
       const key = topicPartitionKey(tp);
       this.partitions.delete(key);
+      this.awaitingStorage.delete(key);
       this.alterLogDirsThread.removePartition(tp);
       this.tryCompleteDelayedRequests(key);
       let errorCode: number = ErrorCode.NONE;
