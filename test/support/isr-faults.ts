@@ -112,20 +112,21 @@ export function logLines(c: ClusterHarness, i: number, re: RegExp): string[] {
     .filter((l) => re.test(l));
 }
 
-// argv: bootstrap topic partition message_timeout_ms values... Produces each value (idempotent, acks=all),
-// waits for every delivery report; prints `ack <offset> <value>` or `fail <value> <error>`, then `left <n>`.
+// argv: bootstrap topic partition message_timeout_ms acks values... Produces each value (acks=all:
+// idempotent), waits for every delivery report; prints `ack <offset> <value>` or `fail <value> <error>`,
+// then `left <n>`.
 const PRODUCE_ALL = `
 import sys
 from confluent_kafka import Producer
-bootstrap, topic, part, timeout_ms = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+bootstrap, topic, part, timeout_ms, acks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": acks == "all", "acks": acks,
               "message.timeout.ms": timeout_ms, "request.timeout.ms": min(timeout_ms, 30000)})
 def report(err, msg):
     if err is None:
         print("ack %d %s" % (msg.offset(), msg.value().decode()), flush=True)
     else:
         print("fail %s %s" % (msg.value().decode(), str(err).replace("\\n", " ")), flush=True)
-for v in sys.argv[5:]:
+for v in sys.argv[6:]:
     p.produce(topic, value=v.encode(), partition=part, on_delivery=report)
 print("left %d" % p.flush(timeout_ms / 1000 + 10), flush=True)
 `;
@@ -136,22 +137,18 @@ export interface Produced {
   readonly output: string;
 }
 
-/** Produces `values` to partition 0 of `topic` with acks=all; every delivery reported (bounded). */
+/** Produces `values` to partition 0 of `topic` (acks=all unless told); every delivery reported (bounded). */
 export async function produceAll(
   bootstrap: string,
   topic: string,
   values: readonly string[],
   timeoutMs: number,
+  acks: "all" | "1" = "all",
 ): Promise<Produced> {
-  const r = await runCommand(
-    PYTHON,
-    ["-c", PRODUCE_ALL, bootstrap, topic, "0", String(timeoutMs), ...values],
-    {
-      timeoutMs: timeoutMs + 30_000,
-    },
-  );
+  const args = ["-c", PRODUCE_ALL, bootstrap, topic, "0", String(timeoutMs), acks, ...values];
+  const r = await runCommand(PYTHON, args, { timeoutMs: timeoutMs + 30_000 });
   const output = `${r.stdout}\n${r.stderr}`;
-  assert.equal(r.code, 0, `the acks=all producer failed:\n${output}`);
+  assert.equal(r.code, 0, `the producer failed:\n${output}`);
   return {
     acked: [...r.stdout.matchAll(/^ack (\d+) (\S+)$/gm)].map((m) => ({ offset: Number(m[1]), value: m[2] })),
     failed: [...r.stdout.matchAll(/^fail (\S+) (.*)$/gm)].map((m) => `${m[1]}: ${m[2]}`),
