@@ -536,6 +536,9 @@ class Outbox {
   private blocked = false;
   private idleWaiter: (() => void) | undefined;
   private closed = false;
+  /** Between begin() and end(): the time then, and the bytes due by then, written at end(). */
+  private batchAt: number | undefined;
+  private batch: Buffer[] = [];
 
   constructor(
     private readonly sink: Socket,
@@ -546,14 +549,46 @@ class Outbox {
     return this.head === this.queue.length;
   }
 
+  /** Gathers what one incoming chunk sends, so end() writes it at once (one write when contiguous). */
+  begin(now: number): void {
+    this.batchAt = now;
+  }
+
   send(bytes: Buffer, due: number): void {
     if (this.closed) return;
-    if (this.idle && due <= Date.now()) {
-      this.write(bytes);
+    const now = this.batchAt ?? Date.now();
+    if (this.idle && due <= now) {
+      if (this.batchAt === undefined) this.write(bytes);
+      else this.batch.push(bytes);
       return;
     }
     this.queue.push({ bytes, due });
     this.schedule();
+  }
+
+  end(): void {
+    this.batchAt = undefined;
+    const b = this.batch;
+    if (b.length === 0) return;
+    this.batch = [];
+    if (b.length === 1) {
+      this.write(b[0]);
+      return;
+    }
+    // Pieces of one chunk, back to back in its memory: one view of them all.
+    let contiguous = true;
+    let total = b[0].length;
+    for (let i = 1; i < b.length && contiguous; i++) {
+      contiguous = b[i].buffer === b[0].buffer && b[i].byteOffset === b[i - 1].byteOffset + b[i - 1].length;
+      total += b[i].length;
+    }
+    if (contiguous) {
+      this.write(Buffer.from(b[0].buffer, b[0].byteOffset, total));
+      return;
+    }
+    this.sink.cork();
+    for (const x of b) this.write(x);
+    this.sink.uncork();
   }
 
   /** Calls `f` once everything queued is written (at once when nothing is). */
@@ -649,6 +684,8 @@ class FramedConnection {
   private readonly toClient: Outbox;
   private open = true;
   private started = false;
+  /** While a chunk is handled: when its bytes are due (one clock read per chunk). */
+  private chunkDue: number | undefined;
 
   constructor(
     private readonly proxy: LinkProxy,
@@ -722,23 +759,36 @@ class FramedConnection {
     this.replays.clear();
   }
 
+  /** When bytes that arrive now are due at the other side (the link's latency from now). */
   private due(): number {
-    return Date.now() + this.proxy.latencyOf(this.src, this.dst);
+    return this.chunkDue ?? Date.now() + this.proxy.latencyOf(this.src, this.dst);
   }
 
   private fromClient(chunk: Buffer): void {
     const split = this.requests.splitHeaders;
-    this.upstream.cork();
-    this.requests.push(chunk);
-    this.upstream.uncork();
+    const now = Date.now();
+    this.chunkDue = now + this.proxy.latencyOf(this.src, this.dst);
+    this.toBroker.begin(now);
+    try {
+      this.requests.push(chunk);
+    } finally {
+      this.toBroker.end();
+      this.chunkDue = undefined;
+    }
     this.proxy.counts.splitHeaders += this.requests.splitHeaders - split;
   }
 
   private fromBroker(chunk: Buffer): void {
     const split = this.responses.splitHeaders;
-    this.client.cork();
-    this.responses.push(chunk);
-    this.client.uncork();
+    const now = Date.now();
+    this.chunkDue = now + this.proxy.latencyOf(this.src, this.dst);
+    this.toClient.begin(now);
+    try {
+      this.responses.push(chunk);
+    } finally {
+      this.toClient.end();
+      this.chunkDue = undefined;
+    }
     this.proxy.counts.splitHeaders += this.responses.splitHeaders - split;
   }
 
