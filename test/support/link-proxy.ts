@@ -569,7 +569,7 @@ class Outbox {
   end(): void {
     this.batchAt = undefined;
     const b = this.batch;
-    if (b.length === 0) return;
+    if (b.length === 0 || this.closed) return;
     this.batch = [];
     if (b.length === 1) {
       this.write(b[0]);
@@ -603,6 +603,7 @@ class Outbox {
     this.timer = undefined;
     this.queue = [];
     this.head = 0;
+    this.batch = [];
     this.idleWaiter = undefined;
   }
 
