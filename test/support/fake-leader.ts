@@ -1,7 +1,7 @@
 // Test-only: a fake partition leader for replica fetcher tests — a TCP server on 127.0.0.1 (port 0) that
 // speaks just enough of the Kafka protocol for a ReplicaFetcherThread or an InterBrokerConnections client:
-// ApiVersions (Fetch up to v12, OffsetForLeaderEpoch up to v4), and Fetch / OffsetForLeaderEpoch answered
-// by the test. It is NOT a broker. Every request is recorded with its connection; requests on one
+// ApiVersions (Fetch up to v12 or a lower cap, OffsetForLeaderEpoch up to v4), and Fetch and
+// OffsetForLeaderEpoch answered by the test. It is NOT a broker. Every request is recorded with its connection; requests on one
 // connection are answered in order, one at a time, as a broker does. A test holds an answer (ApiVersions
 // through `holdApiVersions`, a Fetch by returning a promise it settles later) to place a fetcher's request,
 // or its connect, at a chosen point.
@@ -15,6 +15,8 @@ import {
 } from "../../src/protocol/generated/messages/ApiVersionsResponse.js";
 import type { FetchRequest } from "../../src/protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../src/protocol/generated/messages/FetchResponse.js";
+import type { OffsetForLeaderEpochRequest } from "../../src/protocol/generated/messages/OffsetForLeaderEpochRequest.js";
+import type { OffsetForLeaderEpochResponse } from "../../src/protocol/generated/messages/OffsetForLeaderEpochResponse.js";
 
 export interface ReceivedRequest {
   readonly connection: number;
@@ -39,8 +41,16 @@ export class FakeLeader {
     await new Promise((r) => setTimeout(r, 50));
     return emptyFetchResponse(req, 0);
   };
+  /** Answers OffsetForLeaderEpoch requests (none by default: the connection is closed). */
+  onOffsetForLeaderEpoch:
+    | ((
+        request: OffsetForLeaderEpochRequest,
+      ) => OffsetForLeaderEpochResponse | Promise<OffsetForLeaderEpochResponse>)
+    | undefined;
   /** While set, ApiVersions answers wait for it (a connect stays in flight). */
   holdApiVersions: Promise<void> | undefined;
+  /** The highest Fetch version advertised (12: truncation on fetch; below: OffsetForLeaderEpoch first). */
+  fetchMaxVersion = 12;
   private readonly server: Server;
 
   private constructor(server: Server) {
@@ -117,13 +127,17 @@ export class FakeLeader {
           ...defaultApiVersionsResponse(),
           apiKeys: [
             { apiKey: ApiKey.ApiVersions, minVersion: 0, maxVersion: 3 },
-            { apiKey: ApiKey.Fetch, minVersion: 4, maxVersion: 12 },
+            { apiKey: ApiKey.Fetch, minVersion: 4, maxVersion: this.fetchMaxVersion },
             { apiKey: ApiKey.OffsetForLeaderEpoch, minVersion: 0, maxVersion: 4 },
           ],
         } satisfies ApiVersionsResponse;
         break;
       case ApiKey.Fetch:
         body = await this.onFetch(req.body as FetchRequest, connection);
+        break;
+      case ApiKey.OffsetForLeaderEpoch:
+        if (this.onOffsetForLeaderEpoch === undefined) throw new Error("no OffsetForLeaderEpoch answer");
+        body = await this.onOffsetForLeaderEpoch(req.body as OffsetForLeaderEpochRequest);
         break;
       default:
         throw new Error(`no answer for ${req.api.name}`);

@@ -341,17 +341,17 @@ export class ReplicaFetcherThread {
     const conn = await this.connection();
     const version = Math.min(REPLICA_FETCH_VERSION, conn.versionFor(Apis.Fetch));
     const truncateOnFetch = version >= TRUNCATION_ON_FETCH_VERSION;
-    await this.maybeTruncate(conn, truncateOnFetch);
+    const asked = await this.maybeTruncate(conn, truncateOnFetch);
     if (this.stopped) return;
-    await this.maybeFetch(conn, version, truncateOnFetch);
+    await this.maybeFetch(conn, version, truncateOnFetch, asked);
   }
 
   /**
    * Settles the truncation of the partitions in the Truncating state (Kafka's maybeTruncate): a log without
    * leader epochs truncates to its high watermark; with a leader at Fetch v12+ the fetch itself checks the
-   * log (Fetching at once); below it, one round of OffsetForLeaderEpoch.
+   * log (Fetching at once); below it, one round of OffsetForLeaderEpoch. Returns whether it sent one.
    */
-  private async maybeTruncate(conn: BrokerConnection, truncateOnFetch: boolean): Promise<void> {
+  private async maybeTruncate(conn: BrokerConnection, truncateOnFetch: boolean): Promise<boolean> {
     const now = this.time.milliseconds();
     const toAsk: Array<{ state: PartitionFetchState; epoch: number }> = [];
     for (const s of [...this.partitions.values()]) {
@@ -374,7 +374,9 @@ export class ReplicaFetcherThread {
         toAsk.push({ state: s, epoch: s.lastFetchedEpoch ?? latest });
       }
     }
-    if (toAsk.length > 0) await this.truncateToEpochEndOffsets(conn, toAsk);
+    if (toAsk.length === 0) return false;
+    await this.truncateToEpochEndOffsets(conn, toAsk);
+    return true;
   }
 
   /** One round of OffsetForLeaderEpoch for the partitions still finding where to truncate. */
@@ -487,8 +489,16 @@ export class ReplicaFetcherThread {
     return next;
   }
 
-  /** Kafka's maybeFetch + processFetchRequest: one Fetch for the partitions ready to fetch. */
-  private async maybeFetch(conn: BrokerConnection, version: number, truncateOnFetch: boolean): Promise<void> {
+  /**
+   * Kafka's maybeFetch + processFetchRequest: one Fetch for the partitions ready to fetch. With none, a
+   * backoff wait — unless OffsetForLeaderEpoch was just asked (`truncating`): KIP-279's next round goes on.
+   */
+  private async maybeFetch(
+    conn: BrokerConnection,
+    version: number,
+    truncateOnFetch: boolean,
+    truncating: boolean,
+  ): Promise<void> {
     const now = this.time.milliseconds();
     const next: SessionPartitionData[] = [];
     const quota = this.config.quota;
@@ -516,6 +526,7 @@ export class ReplicaFetcherThread {
       });
     }
     if (next.length === 0) {
+      if (truncating) return;
       // Kafka waits replica.fetch.backoff.ms; when only the throttle emptied the fetch, Tributary waits just
       // until the quota allows bytes again (at most that long): a 1 s wait each time would hold the moves
       // some 10 % under the rate set.

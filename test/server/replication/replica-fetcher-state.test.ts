@@ -7,6 +7,8 @@
 // - Adding a partition already fetched from the same leader at the same leader epoch (a LeaderAndIsr
 //   repeated) keeps its fetch state, fetcher, connection and incremental session: the answer in flight is
 //   appended, and the next fetch continues the session.
+// - The same for OffsetForLeaderEpoch (a leader below Fetch v12): an answer for a partition added again at a
+//   newer leader epoch meanwhile truncates nothing; the partition is asked again at its new epoch.
 // - shutdown() is final: a connect in flight (ApiVersions held by the leader) is aborted at once, nothing
 //   is sent after it even when the leader answers later, and later adds are ignored.
 // - InterBrokerConnections.close() aborts a connect in flight and refuses later connects.
@@ -14,8 +16,11 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, test } from "node:test";
 import { type LogLevel, setLogLevel, setLogSink } from "../../../src/common/logger.js";
+import { ApiKey } from "../../../src/protocol/generated/api-table.js";
 import type { FetchRequest } from "../../../src/protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../../src/protocol/generated/messages/FetchResponse.js";
+import type { OffsetForLeaderEpochRequest } from "../../../src/protocol/generated/messages/OffsetForLeaderEpochRequest.js";
+import type { OffsetForLeaderEpochResponse } from "../../../src/protocol/generated/messages/OffsetForLeaderEpochResponse.js";
 import { buildRecordBatch } from "../../../src/protocol/records/index.js";
 import { InterBrokerConnections } from "../../../src/server/inter-broker-connections.js";
 import { ReplicaFetcherManager } from "../../../src/server/replication/replica-fetcher-manager.js";
@@ -237,6 +242,52 @@ test("adding a partition again at the same leader and leader epoch keeps its sta
   assert.equal(lines.filter((l) => /Added fetcher/.test(l)).length, 1, lines.join("\n"));
   assert.equal(thread.fetchState(TP)?.fetchOffset, 8n);
   assert.equal(thread.droppedResponses, 0);
+});
+
+test("with a leader below Fetch v12, an OffsetForLeaderEpoch answer for a partition added again at a new leader epoch meanwhile truncates nothing", async () => {
+  leader.fetchMaxVersion = 11;
+  scriptFetches([
+    async () =>
+      fetchResponse(SESSION, 5n, leaderBatch(0n, 5, 1), [{ partition: 1, highWatermark: 0n, records: null }]),
+  ]);
+  follow(1, [0, 1]);
+  await waitFor("offsets 0-4 (leader epoch 1) fetched", 5000, async () =>
+    logEnd(0) === 5n ? true : undefined,
+  );
+  assert.equal(leader.requests.filter((r) => r.apiKey === ApiKey.OffsetForLeaderEpoch).length, 0);
+
+  const held = deferred<OffsetForLeaderEpochResponse>();
+  const asked: OffsetForLeaderEpochRequest[] = [];
+  const answer = (endOffset: bigint): OffsetForLeaderEpochResponse => ({
+    throttleTimeMs: 0,
+    topics: [{ topic: TOPIC, partitions: [{ errorCode: 0, partition: 0, leaderEpoch: 1, endOffset }] }],
+  });
+  leader.onOffsetForLeaderEpoch = (req) => {
+    asked.push(req);
+    // The first answer (epoch 1 ends at 2) would cut offsets 2-4; it arrives after the next epoch.
+    return asked.length === 1 ? held.promise : answer(5n);
+  };
+  // Leader epoch 2 (same leader): partition 0 is checked by OffsetForLeaderEpoch before fetching again.
+  follow(2, [0]);
+  await waitFor("an OffsetForLeaderEpoch request", 5000, async () => (asked.length >= 1 ? true : undefined));
+  assert.deepEqual(asked[0].topics[0].partitions, [{ partition: 0, currentLeaderEpoch: 2, leaderEpoch: 1 }]);
+
+  // Leader epoch 3 while it is out; then its answer, made for epoch 2, arrives.
+  follow(3, [0]);
+  held.resolve(answer(2n));
+  await waitFor("a fetch of partition 0 at leader epoch 3", 5000, async () =>
+    leader.fetches().some((f) => partitionOf(f.body)?.currentLeaderEpoch === 3) ? true : undefined,
+  );
+  assert.equal(logEnd(0), 5n, "nothing truncated by an answer to a request made at leader epoch 2");
+  assert.equal(asked[1]?.topics[0].partitions[0].currentLeaderEpoch, 3);
+  const refetch = leader.fetches().find((f) => partitionOf(f.body)?.currentLeaderEpoch === 3);
+  assert.equal(partitionOf(refetch!.body)?.fetchOffset, 5n);
+  assert.ok(
+    lines.some((l) =>
+      /DEBUG .*Dropping the OffsetForLeaderEpoch response for followed-0: .*leader epoch 2/.test(l),
+    ),
+    lines.join("\n"),
+  );
 });
 
 test("shutdown aborts a connect in flight: nothing is sent after it, and later adds are ignored", async () => {
