@@ -4,7 +4,11 @@
 // Connects on first use to the broker's endpoint on the inter-broker listener; a closed or failed
 // connection is dropped and the next request connects again. Connections use the inter-broker listener's
 // TLS and SASL (`security`, inter-broker-security.ts); a peer refusing them is logged as an ERROR.
+// close() is final (the broker is shutting down): connects in flight are aborted (their sockets destroyed
+// at once), open connections closed, and every later get() rejects without connecting, so nothing of
+// these connections outlives the broker's shutdown or keeps its process alive.
 
+import { KafkaClientError } from "../client/errors.js";
 import { BrokerConnection } from "../client/network/broker-connection.js";
 import { Logger } from "../common/logger.js";
 import {
@@ -17,6 +21,8 @@ const log = new Logger("org.apache.kafka.clients.NetworkClient");
 
 export class InterBrokerConnections {
   private readonly connections = new Map<number, Promise<BrokerConnection>>();
+  /** Aborted by close(): every connect in flight ends at once. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly clientId: string,
@@ -25,8 +31,14 @@ export class InterBrokerConnections {
     private readonly security: InterBrokerSecurity = {},
   ) {}
 
-  /** The connection to `brokerId` (connecting when there is none, or it closed). */
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
+  /** The connection to `brokerId` (connecting when there is none, or it closed); rejects after close(). */
   get(brokerId: number): Promise<BrokerConnection> {
+    if (this.closed) return Promise.reject(this.closedError(brokerId));
     const cached = this.connections.get(brokerId);
     if (cached !== undefined) {
       return cached.then((c) => {
@@ -41,10 +53,11 @@ export class InterBrokerConnections {
       clientId: this.clientId,
       requestTimeoutMs: this.requestTimeoutMs,
       ...this.security,
+      signal: this.closing.signal,
     });
     this.connections.set(brokerId, p);
     p.catch((err) => {
-      this.connections.delete(brokerId);
+      if (this.connections.get(brokerId) === p) this.connections.delete(brokerId);
       if (isAuthenticationFailure(err))
         log.error(`[${this.clientId}] ${authenticationFailureLine(brokerId, e, err as Error)}`);
     });
@@ -58,7 +71,16 @@ export class InterBrokerConnections {
     void c?.then((conn) => conn.close()).catch(() => undefined);
   }
 
+  /** Closes every connection and aborts those still connecting; later get() calls reject. */
   close(): void {
+    this.closing.abort();
     for (const id of [...this.connections.keys()]) this.drop(id);
+  }
+
+  private closedError(brokerId: number): KafkaClientError {
+    return KafkaClientError.of(
+      "NETWORK_EXCEPTION",
+      `[${this.clientId}] not connecting to broker ${brokerId}: shutting down`,
+    );
   }
 }

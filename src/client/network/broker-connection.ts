@@ -8,6 +8,8 @@
 // (KIP-152), as Kafka's SaslClientAuthenticator does; a refusal rejects connect() with Kafka's error
 // (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) and the broker's message;
 // a session lifetime from the broker (KIP-368) is renewed by re-authenticating on the same connection.
+// An AbortSignal (`signal`) abandons a connect in progress: its socket is destroyed at once, so nothing of
+// it keeps the process alive or reaches the broker afterwards (a broker shutting down aborts its own).
 //
 // Usage:
 //   const conn = await BrokerConnection.connect("127.0.0.1", 9092, { clientId: "me" });
@@ -47,6 +49,11 @@ export interface ConnectionOptions {
   readonly ssl?: SslOptions;
   /** security.protocol=SASL_*: authenticate with this mechanism and these credentials on connect. */
   readonly sasl?: SaslClientConfig;
+  /**
+   * Aborts connect(): the socket is destroyed at once (TCP connect, TLS handshake, ApiVersions or SASL in
+   * progress) and connect() rejects with NETWORK_EXCEPTION. No effect once connect() has resolved.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface SendOptions {
@@ -179,6 +186,10 @@ export class BrokerConnection {
   ): Promise<BrokerConnection> {
     const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     const address = `${host}:${port}`;
+    const signal = options.signal;
+    const aborted = (): KafkaClientError =>
+      KafkaClientError.of("NETWORK_EXCEPTION", `Connection to ${address} was aborted`);
+    if (signal?.aborted) throw aborted();
     let received: ((bytes: Buffer) => void) | undefined;
     /** Bytes that arrive before the connection object exists (a broker never speaks first; kept anyway). */
     const early: Buffer[] = [];
@@ -204,7 +215,13 @@ export class BrokerConnection {
               },
             },
           });
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        s.destroy();
+        reject(aborted());
+      };
       const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
         s.destroy();
         reject(
           KafkaClientError.of(
@@ -213,9 +230,11 @@ export class BrokerConnection {
           ),
         );
       }, connectTimeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
       // TLS: ready once the handshake is done (the broker's certificate checked).
       s.once(ssl ? "secureConnect" : "connect", () => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         s.removeAllListeners("error");
         resolve(s);
       });
@@ -223,6 +242,7 @@ export class BrokerConnection {
       if (ssl) s.once("connect", () => (tcpConnected = true));
       s.once("error", (e) => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         s.destroy();
         // Kafka's SslAuthenticationException: the TLS handshake itself failed (a certificate not trusted,
         // not for this host, or refused by the broker).
@@ -233,12 +253,18 @@ export class BrokerConnection {
     const conn = new BrokerConnection(host, port, socket, options);
     received = (bytes) => conn.onData(bytes);
     for (const bytes of early.splice(0)) conn.onData(bytes);
+    // Closing the connection fails the ApiVersions / SASL request in flight at once.
+    const onAbort = (): void => conn.close();
+    signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await conn.negotiateVersions(options.apiVersionsVersion ?? 3, connectTimeoutMs);
       if (options.sasl !== undefined) await conn.authenticate(options.sasl, connectTimeoutMs);
+      if (signal?.aborted) throw aborted();
     } catch (e) {
       conn.close();
-      throw e;
+      throw signal?.aborted ? aborted() : e;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
     return conn;
   }

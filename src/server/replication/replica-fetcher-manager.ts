@@ -3,13 +3,22 @@
 // connection and fetch session; a partition goes to fetcher getFetcherId(topic, partition) (Kafka's hash,
 // fetcher-id.ts). LeaderAndIsr adds the partitions this broker follows (checked by leader epoch, then
 // fetched from their log end offset) and removes those it now leads; StopReplica removes them too.
+// Adding a partition already fetched from the same leader at the same leader epoch changes nothing (its
+// fetch state, fetcher and fetch session stay: Kafka's addPartitions); a new leader epoch with the same
+// leader replaces its state in the same fetcher; a new leader moves it to that leader's fetcher. A fetcher
+// left without partitions is shut down. shutdown() is final: every fetcher stops (no connect or request
+// after it), it resolves once their loops have ended, and later adds are ignored.
 
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
-import type { TopicPartition } from "../../common/topic-partition.js";
+import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { getFetcherId } from "./fetcher-id.js";
-import { type ReplicaFetcherConfig, ReplicaFetcherThread } from "./replica-fetcher-thread.js";
+import {
+  type InitialFetchState,
+  type ReplicaFetcherConfig,
+  ReplicaFetcherThread,
+} from "./replica-fetcher-thread.js";
 import type { ReplicaManager } from "./replica-manager.js";
 
 export interface FollowedPartition {
@@ -29,6 +38,7 @@ export class ReplicaFetcherManager {
   /** partition key → fetcher it is fetched by */
   private readonly fetcherOf = new Map<string, string>();
   private readonly log: Logger;
+  private stopped = false;
 
   constructor(
     private readonly replicaManager: ReplicaManager,
@@ -46,23 +56,48 @@ export class ReplicaFetcherManager {
   }
 
   /**
-   * Starts fetching these partitions from their leaders, each first truncated by leader epoch
-   * (ReplicaFetcherThread.truncate) — or to its high watermark when its log has no epochs yet.
+   * Starts fetching these partitions from their leaders, each first truncated by leader epoch (or to its
+   * high watermark when its log has no epochs yet). A partition fetched already from the same leader at the
+   * same leader epoch keeps its fetch state; one whose leader changed leaves its old fetcher.
    */
   addFetcherForPartitions(partitions: readonly FollowedPartition[]): void {
+    if (this.stopped) {
+      if (partitions.length > 0)
+        this.log.info(
+          `Not adding fetchers for ${partitions.length} partition(s): the replica fetchers are shut down`,
+        );
+      return;
+    }
     const byFetcher = new Map<string, { leaderId: number; fetcherId: number; list: FollowedPartition[] }>();
     for (const p of partitions) {
-      this.removeFetcherForPartitions([p.topicPartition]);
-      if (p.leaderId < 0) continue;
-      const fetcherId = getFetcherId(p.topicPartition.topic, p.topicPartition.partition, this.numFetchers);
-      const f = getOrCreate(byFetcher, fetcherKey(p.leaderId, fetcherId), () => ({
+      const target =
+        p.leaderId < 0
+          ? undefined
+          : fetcherKey(
+              p.leaderId,
+              getFetcherId(p.topicPartition.topic, p.topicPartition.partition, this.numFetchers),
+            );
+      const current = this.fetcherOf.get(topicPartitionKey(p.topicPartition));
+      if (current !== undefined && current !== target) this.removeFetcherForPartitions([p.topicPartition]);
+      if (target === undefined) continue;
+      getOrCreate(byFetcher, target, () => ({
         leaderId: p.leaderId,
-        fetcherId,
+        fetcherId: getFetcherId(p.topicPartition.topic, p.topicPartition.partition, this.numFetchers),
         list: [],
-      }));
-      f.list.push(p);
+      })).list.push(p);
     }
     for (const [key, { leaderId, fetcherId, list }] of byFetcher) {
+      const initial: InitialFetchState[] = [];
+      for (const p of list) {
+        const log = this.replicaManager.getPartition(p.topicPartition)?.log;
+        if (log === undefined) continue;
+        initial.push({
+          topicPartition: p.topicPartition,
+          currentLeaderEpoch: p.leaderEpoch,
+          initOffset: log.logEndOffset,
+        });
+      }
+      if (initial.length === 0) continue;
       let t = this.threads.get(key);
       if (t === undefined) {
         t = new ReplicaFetcherThread(
@@ -78,29 +113,15 @@ export class ReplicaFetcherManager {
         );
         this.threads.set(key, t);
       }
-      const states = [];
-      for (const p of list) {
-        const log = this.replicaManager.getPartition(p.topicPartition)?.log;
-        if (log === undefined) continue;
-        // Checked by leader epoch on the first fetch (or by OffsetForLeaderEpoch before it, with a leader
-        // below Fetch v12); without epochs, truncated to the high watermark now.
-        const latestEpoch = log.leaderEpochCache?.latestEpoch();
-        if (latestEpoch === undefined && log.logEndOffset > log.highWatermark)
-          log.truncateTo(log.highWatermark);
-        states.push({
-          topicPartition: p.topicPartition,
-          fetchOffset: log.logEndOffset,
-          currentLeaderEpoch: p.leaderEpoch,
-          delayedUntilMs: 0,
-          truncatingEpoch: latestEpoch,
-        });
-        this.fetcherOf.set(`${p.topicPartition.topic}-${p.topicPartition.partition}`, key);
-      }
-      if (states.length > 0) {
+      for (const i of initial) this.fetcherOf.set(topicPartitionKey(i.topicPartition), key);
+      const added = new Set(t.addPartitions(initial).map(topicPartitionKey));
+      if (added.size > 0) {
         this.log.info(
-          `Added fetcher to broker ${leaderId} (fetcherId ${fetcherId}) for partitions ${states.map((s) => `${s.topicPartition.topic}-${s.topicPartition.partition} (offset ${s.fetchOffset})`).join(", ")}`,
+          `Added fetcher to broker ${leaderId} (fetcherId ${fetcherId}) for partitions ${initial
+            .filter((i) => added.has(topicPartitionKey(i.topicPartition)))
+            .map((i) => `${topicPartitionKey(i.topicPartition)} (offset ${i.initOffset})`)
+            .join(", ")}`,
         );
-        t.addPartitions(states);
       }
     }
   }
@@ -108,6 +129,12 @@ export class ReplicaFetcherManager {
   /** The fetchers running, by leader and fetcher id (Kafka's fetcherThreadMap), for tests and metrics. */
   fetchers(): ReadonlyArray<ReplicaFetcherThread> {
     return [...this.threads.values()];
+  }
+
+  /** The fetcher a partition is fetched by, if any. */
+  fetcherFor(tp: TopicPartition): ReplicaFetcherThread | undefined {
+    const key = this.fetcherOf.get(topicPartitionKey(tp));
+    return key === undefined ? undefined : this.threads.get(key);
   }
 
   /** Kafka's MaxLag (kafka.server:type=ReplicaFetcherManager,clientId=Replica): the largest over threads. */
@@ -122,7 +149,7 @@ export class ReplicaFetcherManager {
 
   removeFetcherForPartitions(tps: readonly TopicPartition[]): void {
     for (const tp of tps) {
-      const key = `${tp.topic}-${tp.partition}`;
+      const key = topicPartitionKey(tp);
       const fetcher = this.fetcherOf.get(key);
       if (fetcher === undefined) continue;
       this.fetcherOf.delete(key);
@@ -130,15 +157,21 @@ export class ReplicaFetcherManager {
       if (t === undefined) continue;
       t.removePartitions([tp]);
       if (t.partitionCount === 0) {
-        t.shutdown();
+        void t.shutdown();
         this.threads.delete(fetcher);
       }
     }
   }
 
-  shutdown(): void {
-    for (const t of this.threads.values()) t.shutdown();
+  /** Stops every fetcher for good; resolves once their loops have ended. */
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.log.info("shutting down");
+    const stopping = [...this.threads.values()].map((t) => t.shutdown());
     this.threads.clear();
     this.fetcherOf.clear();
+    await Promise.all(stopping);
+    this.log.info("shutdown completed");
   }
 }

@@ -5,20 +5,31 @@
 // comes back as it is (offsets, leader epochs, producer state and markers kept:
 // UnifiedLog.appendAsFollower), moves the follower's high watermark to min(leader HW, own LEO), and backs
 // off (replica.fetch.backoff.ms) after an error. The leader learns the follower's LEO from the fetch offset.
-// Truncation by leader epoch (KIP-101, KIP-279's iterations), as Kafka 2.7+ does it: every fetch carries
-// the epoch of the follower's last batch (LastFetchedEpoch); when the leader's log diverged, the answer is a
-// DivergingEpoch {epoch, end offset} and the follower truncates to min(that end offset, its own end of that
-// epoch) at once (Kafka's truncateOnFetchResponse); when its own log ends that epoch under an older one, the
-// next fetch carries the older epoch and the leader answers again until they agree. A leader below Fetch
-// v12 gets the older way: OffsetForLeaderEpoch before the first fetch, asked again per iteration. A log
-// without epochs truncates to its high watermark before fetching (Kafka's fallback).
+//
+// Each partition has Kafka's PartitionFetchState: fetch offset, lag, current leader epoch, delay, state
+// (Truncating | Fetching) and last fetched epoch. A state is replaced, never changed in place. A partition
+// is added Truncating (a partition already here at the same leader epoch keeps its state: Kafka's
+// addPartitions) and becomes Fetching once its truncation is settled:
+// - with a leader at Fetch v12+ and a log with leader epochs, at once — every fetch carries the epoch of
+//   the follower's last batch (LastFetchedEpoch) and a diverged log is answered with a DivergingEpoch
+//   {epoch, end offset}; the follower truncates to min(that end offset, its own end of that epoch) (Kafka
+//   2.7+'s truncateOnFetchResponse) and, when its log ends that epoch under an older one (KIP-279), the
+//   next fetch carries the older epoch until they agree;
+// - with a leader below Fetch v12, after OffsetForLeaderEpoch answers (asked again per KIP-279 iteration);
+// - a log without epochs truncates to its high watermark first (Kafka's truncateToHighWatermark).
+// A fetch response is used for a partition only when its state still has the fetch offset and leader epoch
+// the request carried and is ready to fetch (Fetching, not delayed) — Kafka's processFetchRequest rule: a
+// partition removed and added again at a new leader epoch, truncated, or moved meanwhile drops the data
+// (logged at DEBUG). The same holds for OffsetForLeaderEpoch answers.
 // Replication throttling (follower side, Kafka's shouldFollowerThrottle): while the follower quota is
 // exceeded, partitions in follower.replication.throttled.replicas that are not caught up are left out of
 // the fetch (a fetch left empty waits until the quota allows bytes again, at most replica.fetch.backoff.ms);
 // their bytes received are recorded.
+// shutdown() is final: no connect or request starts after it, a connect in flight is aborted (its socket
+// destroyed), the connection closed and the backoff wait cut short; it resolves once the loop has ended.
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
-import type { Logger } from "../../common/logger.js";
+import { type Logger, logLevelEnabled } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
@@ -26,6 +37,7 @@ import { ErrorCode } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import type { FetchRequest } from "../../protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../protocol/generated/messages/FetchResponse.js";
+import type { UnifiedLog } from "../../storage/unified-log.js";
 import {
   authenticationFailureLine,
   type InterBrokerSecurity,
@@ -58,19 +70,53 @@ export interface ReplicaFetcherConfig {
   readonly quota?: ReplicaQuota;
 }
 
-export interface FetchState {
+/** Kafka's ReplicaState: where a partition of a fetcher stands. */
+export type ReplicaState = "Truncating" | "Fetching";
+
+/** Kafka's PartitionFetchState: one partition of a fetcher. Replaced on every change, never mutated. */
+export interface PartitionFetchState {
   readonly topicPartition: TopicPartition;
-  fetchOffset: bigint;
-  readonly currentLeaderEpoch: number;
-  /** Skipped until then (after a partition error). */
-  delayedUntilMs: number;
-  /**
-   * Still to be checked by leader epoch before fetching: the epoch to ask the leader about. Only used
-   * with a leader below Fetch v12; from v12 the fetch itself carries the epoch and the field is cleared.
-   */
-  truncatingEpoch: number | undefined;
+  /** The offset the next fetch asks for (this log's end once truncation is settled). */
+  readonly fetchOffset: bigint;
   /** Leader's high watermark minus this log's end offset at the last fetch response (MaxLag). */
-  lag?: bigint;
+  readonly lag: bigint | undefined;
+  /** The leader epoch this broker knows for the partition (sent as CurrentLeaderEpoch). */
+  readonly currentLeaderEpoch: number;
+  /** Kafka's delay: neither fetched nor truncated before this time (ms since the epoch; 0: none). */
+  readonly delayedUntilMs: number;
+  readonly state: ReplicaState;
+  /**
+   * Fetching: the epoch of this log's last batch, the next fetch's LastFetchedEpoch (undefined: none).
+   * Truncating with a leader below Fetch v12: the epoch the next OffsetForLeaderEpoch asks about
+   * (undefined: this log's latest).
+   */
+  readonly lastFetchedEpoch: number | undefined;
+}
+
+/** What the manager hands a fetcher for a partition (Kafka's InitialFetchState). */
+export interface InitialFetchState {
+  readonly topicPartition: TopicPartition;
+  readonly currentLeaderEpoch: number;
+  /** Where fetching starts once truncation is settled: this log's end offset. */
+  readonly initOffset: bigint;
+}
+
+/** Kafka's isReadyForFetch: Fetching and not delayed. */
+export function isReadyForFetch(s: PartitionFetchState, nowMs: number): boolean {
+  return s.state === "Fetching" && s.delayedUntilMs <= nowMs;
+}
+
+/** Kafka's isTruncating: Truncating and not delayed. */
+export function isTruncating(s: PartitionFetchState, nowMs: number): boolean {
+  return s.state === "Truncating" && s.delayedUntilMs <= nowMs;
+}
+
+function describeState(s: PartitionFetchState): string {
+  return `FetchState(fetchOffset=${s.fetchOffset}, currentLeaderEpoch=${s.currentLeaderEpoch}, lastFetchedEpoch=${s.lastFetchedEpoch ?? "none"}, state=${s.state}, lag=${s.lag ?? "none"}, delayedUntilMs=${s.delayedUntilMs})`;
+}
+
+function latestEpochOf(log: UnifiedLog): number | undefined {
+  return log.leaderEpochCache?.latestEpoch();
 }
 
 /** Highest Fetch version the fetcher sends (v12: topics by name, replica id in the request). */
@@ -79,10 +125,15 @@ const REPLICA_FETCH_VERSION = 12;
 const TRUNCATION_ON_FETCH_VERSION = 12;
 
 export class ReplicaFetcherThread {
-  private readonly partitions = new Map<string, FetchState>();
+  private readonly partitions = new Map<string, PartitionFetchState>();
   private conn: BrokerConnection | undefined;
-  private running = false;
+  /** The fetch loop while it runs. */
+  private loop: Promise<void> | undefined;
   private stopped = false;
+  /** Aborted by shutdown(): a connect in flight ends at once. */
+  private readonly stopping = new AbortController();
+  /** The backoff wait in progress (cut short by shutdown() and addPartitions()). */
+  private backoff: { readonly timer: NodeJS.Timeout; readonly wake: () => void } | undefined;
   private readonly session: FetchSessionHandler;
   /** Truncations decided from DivergingEpoch answers, and OffsetForLeaderEpoch requests sent. */
   truncationsOnFetch = 0;
@@ -90,6 +141,8 @@ export class ReplicaFetcherThread {
   /** Kafka's FetcherStats of this fetcher: Fetch requests sent and record bytes received. */
   fetchRequests = 0;
   fetchedBytes = 0;
+  /** Partitions of fetch (and OffsetForLeaderEpoch) responses dropped because their state changed meanwhile. */
+  droppedResponses = 0;
 
   constructor(
     readonly leaderId: number,
@@ -112,6 +165,16 @@ export class ReplicaFetcherThread {
     return this.partitions.size;
   }
 
+  /** Whether shutdown() was called. */
+  get isShutdown(): boolean {
+    return this.stopped;
+  }
+
+  /** The partition's fetch state here, if it is fetched here (Kafka's fetchState). */
+  fetchState(tp: TopicPartition): PartitionFetchState | undefined {
+    return this.partitions.get(topicPartitionKey(tp));
+  }
+
   /** The largest lag of its partitions as of their last fetch responses (Kafka's FetcherLagMetrics). */
   maxLag(): bigint {
     let max = 0n;
@@ -119,24 +182,61 @@ export class ReplicaFetcherThread {
     return max;
   }
 
-  addPartitions(states: readonly FetchState[]): void {
-    for (const s of states) this.partitions.set(topicPartitionKey(s.topicPartition), s);
-    if (!this.running && !this.stopped) void this.run();
+  /**
+   * Kafka's addPartitions: a partition fetched here at the same leader epoch keeps its state (and its place
+   * in the fetch session); any other gets a new state, Truncating, at `initOffset`. Returns the partitions
+   * whose state is new. Nothing is added after shutdown().
+   */
+  addPartitions(initial: readonly InitialFetchState[]): TopicPartition[] {
+    if (this.stopped) return [];
+    const added: TopicPartition[] = [];
+    for (const i of initial) {
+      const key = topicPartitionKey(i.topicPartition);
+      const current = this.partitions.get(key);
+      if (current !== undefined && current.currentLeaderEpoch === i.currentLeaderEpoch) continue;
+      this.partitions.set(key, {
+        topicPartition: i.topicPartition,
+        fetchOffset: i.initOffset,
+        lag: undefined,
+        currentLeaderEpoch: i.currentLeaderEpoch,
+        delayedUntilMs: 0,
+        state: "Truncating",
+        lastFetchedEpoch: undefined,
+      });
+      added.push(i.topicPartition);
+    }
+    if (this.partitions.size > 0) {
+      if (this.loop === undefined) this.loop = this.run();
+      else this.wakeUp(); // Kafka signals partitionMapCond: a backoff wait ends
+    }
+    return added;
   }
 
   removePartitions(tps: readonly TopicPartition[]): void {
     for (const tp of tps) this.partitions.delete(topicPartitionKey(tp));
   }
 
-  shutdown(): void {
-    this.stopped = true;
-    this.partitions.clear();
+  /**
+   * Stops for good: no connect or request starts after this, a connect in flight is aborted, the
+   * connection closed and a backoff wait ended. Resolves once the fetch loop has returned.
+   */
+  shutdown(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.partitions.clear();
+      this.stopping.abort();
+      this.closeConnection();
+      this.wakeUp();
+    }
+    return this.loop ?? Promise.resolve();
+  }
+
+  private closeConnection(): void {
     this.conn?.close();
     this.conn = undefined;
   }
 
   private async run(): Promise<void> {
-    this.running = true;
     try {
       while (!this.stopped && this.partitions.size > 0) {
         try {
@@ -146,54 +246,267 @@ export class ReplicaFetcherThread {
           if (isAuthenticationFailure(e))
             this.log.error(authenticationFailureLine(this.leaderId, this.endpoint(), e as Error));
           else this.log.warn(`Error in fetch from leader ${this.leaderId}: ${(e as Error).message}`);
-          this.conn?.close();
-          this.conn = undefined;
-          await sleep(this.config.backoffMs);
+          this.closeConnection();
+          await this.pause(this.config.backoffMs);
         }
       }
     } finally {
-      this.running = false;
+      this.loop = undefined;
     }
+  }
+
+  /**
+   * The fetch loop's wait between attempts: real time, as the socket it waits on. Ends early on
+   * shutdown() or when partitions are added.
+   */
+  private pause(ms: number): Promise<void> {
+    if (this.stopped || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        if (this.backoff?.wake === wake) this.backoff = undefined;
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.backoff = { timer, wake };
+    });
+  }
+
+  private wakeUp(): void {
+    this.backoff?.wake();
+  }
+
+  private shutDownError(): Error {
+    return new Error(`fetcher ${this.name} is shut down`);
   }
 
   private async connection(): Promise<BrokerConnection> {
     if (this.conn !== undefined && !this.conn.closed) return this.conn;
+    if (this.stopped) throw this.shutDownError();
     const e = this.endpoint();
     if (e === undefined) throw new Error(`no endpoint known for leader ${this.leaderId}`);
-    this.conn = await BrokerConnection.connect(e.host, e.port, {
+    const conn = await BrokerConnection.connect(e.host, e.port, {
       clientId: `broker-${this.config.brokerId}-fetcher-${this.fetcherId}`,
       requestTimeoutMs: this.config.socketTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.config.socketTimeoutMs),
       ...this.config.security,
+      signal: this.stopping.signal,
     });
-    return this.conn;
+    if (this.stopped) {
+      conn.close();
+      throw this.shutDownError();
+    }
+    this.conn = conn;
+    return conn;
+  }
+
+  /** Replaces `s` (when it is still the partition's state) with `s` changed by `patch`. */
+  private update(
+    s: PartitionFetchState,
+    patch: Partial<Omit<PartitionFetchState, "topicPartition">>,
+  ): PartitionFetchState {
+    const key = topicPartitionKey(s.topicPartition);
+    if (this.partitions.get(key) !== s) return s;
+    const next = { ...s, ...patch };
+    this.partitions.set(key, next);
+    return next;
+  }
+
+  /** Kafka's delayPartitions: not fetched (nor truncated) for replica.fetch.backoff.ms, unless delayed already. */
+  private delay(s: PartitionFetchState): void {
+    const now = this.time.milliseconds();
+    if (s.delayedUntilMs > now) return;
+    this.update(s, { delayedUntilMs: now + this.config.backoffMs });
+  }
+
+  private dropped(
+    what: string,
+    tp: TopicPartition,
+    sent: string,
+    current: PartitionFetchState | undefined,
+  ): void {
+    this.droppedResponses++;
+    if (!logLevelEnabled("DEBUG")) return;
+    this.log.debug(
+      `Dropping the ${what} response for ${topicPartitionKey(tp)}: it answers a request made at ${sent}, the partition is now ${current === undefined ? "no longer fetched here" : describeState(current)}`,
+    );
   }
 
   private async doWork(): Promise<void> {
     const now = this.time.milliseconds();
-    const ready = [...this.partitions.values()].filter((s) => s.delayedUntilMs <= now);
-    if (ready.length === 0) {
-      await sleep(Math.min(this.config.backoffMs, 100));
+    if (![...this.partitions.values()].some((s) => s.delayedUntilMs <= now)) {
+      await this.pause(Math.min(this.config.backoffMs, 100));
       return;
     }
     const conn = await this.connection();
     const version = Math.min(REPLICA_FETCH_VERSION, conn.versionFor(Apis.Fetch));
     const truncateOnFetch = version >= TRUNCATION_ON_FETCH_VERSION;
-    if (truncateOnFetch) {
-      for (const s of ready) s.truncatingEpoch = undefined; // the fetch's LastFetchedEpoch checks it
-    } else {
-      const truncating = ready.filter((s) => s.truncatingEpoch !== undefined);
-      if (truncating.length > 0) {
-        await this.truncate(conn, truncating);
-        return;
+    const asked = await this.maybeTruncate(conn, truncateOnFetch);
+    if (this.stopped) return;
+    await this.maybeFetch(conn, version, truncateOnFetch, asked);
+  }
+
+  /**
+   * Settles the truncation of the partitions in the Truncating state (Kafka's maybeTruncate): a log without
+   * leader epochs truncates to its high watermark; with a leader at Fetch v12+ the fetch itself checks the
+   * log (Fetching at once); below it, one round of OffsetForLeaderEpoch. Returns whether it sent one.
+   */
+  private async maybeTruncate(conn: BrokerConnection, truncateOnFetch: boolean): Promise<boolean> {
+    const now = this.time.milliseconds();
+    const toAsk: Array<{ state: PartitionFetchState; epoch: number }> = [];
+    for (const s of [...this.partitions.values()]) {
+      if (!isTruncating(s, now)) continue;
+      const log = this.replicaManager.getPartition(s.topicPartition)?.log;
+      if (log === undefined) continue;
+      const latest = latestEpochOf(log);
+      if (latest === undefined) {
+        // Kafka's truncateToHighWatermark.
+        if (log.logEndOffset > log.highWatermark) {
+          this.log.info(
+            `Truncating partition ${topicPartitionKey(s.topicPartition)} to local high watermark ${log.highWatermark}`,
+          );
+          log.truncateTo(log.highWatermark);
+        }
+        this.update(s, { fetchOffset: log.logEndOffset, state: "Fetching", lastFetchedEpoch: undefined });
+      } else if (truncateOnFetch) {
+        this.update(s, { fetchOffset: log.logEndOffset, state: "Fetching", lastFetchedEpoch: latest });
+      } else {
+        toAsk.push({ state: s, epoch: s.lastFetchedEpoch ?? latest });
       }
     }
+    if (toAsk.length === 0) return false;
+    await this.truncateToEpochEndOffsets(conn, toAsk);
+    return true;
+  }
+
+  /** One round of OffsetForLeaderEpoch for the partitions still finding where to truncate. */
+  private async truncateToEpochEndOffsets(
+    conn: BrokerConnection,
+    asked: ReadonlyArray<{ state: PartitionFetchState; epoch: number }>,
+  ): Promise<void> {
+    const byTopic = new Map<
+      string,
+      Array<{ partition: number; currentLeaderEpoch: number; leaderEpoch: number }>
+    >();
+    const askedByKey = new Map<string, PartitionFetchState>();
+    for (const { state: s, epoch } of asked) {
+      askedByKey.set(topicPartitionKey(s.topicPartition), s);
+      getOrCreate(byTopic, s.topicPartition.topic, () => []).push({
+        partition: s.topicPartition.partition,
+        currentLeaderEpoch: s.currentLeaderEpoch,
+        leaderEpoch: epoch,
+      });
+    }
+    const version = Math.min(4, conn.versionFor(Apis.OffsetForLeaderEpoch));
+    if (this.stopped) return;
+    this.offsetForLeaderEpochRequests++;
+    const res = await conn.send(Apis.OffsetForLeaderEpoch, version, {
+      replicaId: this.config.brokerId,
+      topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+    });
+    if (this.stopped) return;
+    for (const t of res.topics) {
+      for (const p of t.partitions) {
+        const tp = { topic: t.topic, partition: p.partition };
+        const key = topicPartitionKey(tp);
+        const current = this.partitions.get(key);
+        const sent = askedByKey.get(key);
+        // Kafka: no leadership or leader epoch change happened while the request was out.
+        if (
+          current === undefined ||
+          sent === undefined ||
+          current.currentLeaderEpoch !== sent.currentLeaderEpoch ||
+          current.state !== "Truncating"
+        ) {
+          this.dropped(
+            "OffsetForLeaderEpoch",
+            tp,
+            sent === undefined ? "no request" : `leader epoch ${sent.currentLeaderEpoch}`,
+            current,
+          );
+          continue;
+        }
+        const log = this.replicaManager.getPartition(tp)?.log;
+        if (log === undefined) continue;
+        if (p.errorCode !== ErrorCode.NONE) {
+          this.log.info(
+            `Retrying the leader epoch request for partition ${key}: the leader answered error code ${p.errorCode}`,
+          );
+          this.delay(current);
+          continue;
+        }
+        const next = this.truncateToEpochEndOffset(
+          tp,
+          log,
+          p.leaderEpoch,
+          p.endOffset,
+          "OffsetForLeaderEpoch",
+        );
+        this.update(current, {
+          fetchOffset: log.logEndOffset,
+          state: next === undefined ? "Fetching" : "Truncating",
+          lastFetchedEpoch: next ?? latestEpochOf(log),
+        });
+      }
+    }
+  }
+
+  /**
+   * Kafka's getOffsetTruncationState for one partition, and the truncation it decides. Returns the epoch to
+   * check next when the truncation is not complete (this log ends the leader's epoch under an older one of
+   * its own: KIP-279), else undefined.
+   */
+  private truncateToEpochEndOffset(
+    tp: TopicPartition,
+    log: UnifiedLog,
+    leaderEpoch: number,
+    leaderEnd: bigint,
+    source: "OffsetForLeaderEpoch" | "diverging epoch",
+  ): number | undefined {
+    const leo = log.logEndOffset;
+    const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+    let target: bigint;
+    let next: number | undefined;
+    if (leaderEnd < 0n) {
+      target = log.highWatermark; // the leader knows no epochs: Kafka falls back to the high watermark
+    } else if (leaderEpoch < 0) {
+      target = min(leaderEnd, leo);
+    } else {
+      const mine = log.leaderEpochCache?.endOffsetFor(leaderEpoch, leo);
+      if (mine === undefined || mine.epoch < 0) target = min(leaderEnd, leo);
+      else {
+        target = min(leaderEnd, mine.endOffset);
+        // An older epoch of ours than the leader's answer: ask again about it (KIP-279).
+        if (mine.epoch !== leaderEpoch) next = mine.epoch;
+      }
+    }
+    if (target < leo) {
+      this.log.info(
+        `Truncating partition ${topicPartitionKey(tp)} to offset ${target} (${source}: leader epoch ${leaderEpoch} ends at ${leaderEnd}; log end offset was ${leo})`,
+      );
+      log.truncateTo(target);
+    }
+    return next;
+  }
+
+  /**
+   * Kafka's maybeFetch + processFetchRequest: one Fetch for the partitions ready to fetch. With none, a
+   * backoff wait — unless OffsetForLeaderEpoch was just asked (`truncating`): KIP-279's next round goes on.
+   */
+  private async maybeFetch(
+    conn: BrokerConnection,
+    version: number,
+    truncateOnFetch: boolean,
+    truncating: boolean,
+  ): Promise<void> {
+    const now = this.time.milliseconds();
     const next: SessionPartitionData[] = [];
     const quota = this.config.quota;
     // Kafka's shouldFollowerThrottle, evaluated once per fetch: the quota measures what came in so far.
     const quotaExceeded = quota?.isQuotaExceeded() === true;
     let throttledOut = false;
-    for (const s of ready) {
+    for (const s of this.partitions.values()) {
+      if (!isReadyForFetch(s, now)) continue;
       const log = this.replicaManager.getPartition(s.topicPartition)?.log;
       if (log === undefined) continue;
       // Not asked for while the follower quota is exceeded, unless caught up (lag 0 at the last response).
@@ -207,17 +520,18 @@ export class ReplicaFetcherThread {
         partition: s.topicPartition.partition,
         currentLeaderEpoch: s.currentLeaderEpoch,
         fetchOffset: s.fetchOffset,
-        lastFetchedEpoch: truncateOnFetch ? (log.leaderEpochCache?.latestEpoch() ?? -1) : -1,
+        lastFetchedEpoch: truncateOnFetch ? (s.lastFetchedEpoch ?? -1) : -1,
         logStartOffset: log.logStartOffset,
         partitionMaxBytes: this.config.fetchMaxBytes,
       });
     }
     if (next.length === 0) {
+      if (truncating) return;
       // Kafka waits replica.fetch.backoff.ms; when only the throttle emptied the fetch, Tributary waits just
       // until the quota allows bytes again (at most that long): a 1 s wait each time would hold the moves
       // some 10 % under the rate set.
       const wait = throttledOut ? Math.max(10, quota?.throttleTimeMs() ?? 0) : this.config.backoffMs;
-      await sleep(Math.min(wait, this.config.backoffMs));
+      await this.pause(Math.min(wait, this.config.backoffMs));
       return;
     }
     const built = this.session.build(next);
@@ -273,6 +587,7 @@ export class ReplicaFetcherThread {
       this.session.handleError();
       throw e;
     }
+    if (this.stopped) return;
     if (!this.session.handleResponse(res)) {
       // A session error: the next request is a full fetch, at once. Anything else backs off.
       if (
@@ -283,91 +598,15 @@ export class ReplicaFetcherThread {
         return;
       throw new Error(`Fetch failed with error code ${res.errorCode}`);
     }
+    // The session's partitions as this request left them: what the leader answered for.
+    const requested = new Map<string, SessionPartitionData>();
+    for (const p of next) requested.set(topicPartitionKey(p), p);
     for (const t of res.responses) {
-      for (const p of t.partitions) this.processPartition({ topic: t.topic, partition: p.partitionIndex }, p);
-    }
-  }
-
-  /** One round of OffsetForLeaderEpoch for the partitions still finding where to truncate. */
-  private async truncate(conn: BrokerConnection, states: readonly FetchState[]): Promise<void> {
-    const byTopic = new Map<
-      string,
-      Array<{ partition: number; currentLeaderEpoch: number; leaderEpoch: number }>
-    >();
-    for (const s of states) {
-      const l = getOrCreate(byTopic, s.topicPartition.topic, () => []);
-      l.push({
-        partition: s.topicPartition.partition,
-        currentLeaderEpoch: s.currentLeaderEpoch,
-        leaderEpoch: s.truncatingEpoch ?? -1,
-      });
-    }
-    const version = Math.min(4, conn.versionFor(Apis.OffsetForLeaderEpoch));
-    this.offsetForLeaderEpochRequests++;
-    const res = await conn.send(Apis.OffsetForLeaderEpoch, version, {
-      replicaId: this.config.brokerId,
-      topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-    });
-    for (const t of res.topics) {
       for (const p of t.partitions) {
-        const tp = { topic: t.topic, partition: p.partition };
-        const state = this.partitions.get(topicPartitionKey(tp));
-        const log = this.replicaManager.getPartition(tp)?.log;
-        if (state === undefined || log === undefined || state.truncatingEpoch === undefined) continue;
-        if (p.errorCode !== ErrorCode.NONE) {
-          state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
-          continue;
-        }
-        state.truncatingEpoch = this.applyEpochEndOffset(
-          tp,
-          state,
-          p.leaderEpoch,
-          p.endOffset,
-          "OffsetForLeaderEpoch",
-        );
+        const tp = { topic: t.topic, partition: p.partitionIndex };
+        this.processPartition(tp, p, requested.get(topicPartitionKey(tp)));
       }
     }
-  }
-
-  /**
-   * Kafka's getOffsetTruncationState for one partition, and the truncation it decides; the fetch offset
-   * becomes the new log end. Returns the epoch to check next when the truncation is not complete (this
-   * log ends the leader's epoch under an older one of its own: KIP-279), else undefined.
-   */
-  private applyEpochEndOffset(
-    tp: TopicPartition,
-    state: FetchState,
-    leaderEpoch: number,
-    leaderEnd: bigint,
-    source: "OffsetForLeaderEpoch" | "diverging epoch",
-  ): number | undefined {
-    const log = this.replicaManager.getPartition(tp)?.log;
-    if (log === undefined) return undefined;
-    const leo = log.logEndOffset;
-    const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
-    let target: bigint;
-    let next: number | undefined;
-    if (leaderEnd < 0n) {
-      target = log.highWatermark; // the leader knows no epochs: Kafka falls back to the high watermark
-    } else if (leaderEpoch < 0) {
-      target = min(leaderEnd, leo);
-    } else {
-      const mine = log.leaderEpochCache?.endOffsetFor(leaderEpoch, leo);
-      if (mine === undefined || mine.epoch < 0) target = min(leaderEnd, leo);
-      else {
-        target = min(leaderEnd, mine.endOffset);
-        // An older epoch of ours than the leader's answer: ask again about it (KIP-279).
-        if (mine.epoch !== leaderEpoch) next = mine.epoch;
-      }
-    }
-    if (target < leo) {
-      this.log.info(
-        `Truncating partition ${topicPartitionKey(tp)} to offset ${target} (${source}: leader epoch ${leaderEpoch} ends at ${leaderEnd}; log end offset was ${leo})`,
-      );
-      log.truncateTo(target);
-    }
-    state.fetchOffset = log.logEndOffset;
-    return next;
   }
 
   private processPartition(
@@ -379,10 +618,29 @@ export class ReplicaFetcherThread {
       records: Buffer | null;
       divergingEpoch: { epoch: number; endOffset: bigint };
     },
+    requested: SessionPartitionData | undefined,
   ): void {
     const key = topicPartitionKey(tp);
     const state = this.partitions.get(key);
-    if (state === undefined) return; // no longer followed here
+    // Kafka's processFetchRequest: the data is used only when the partition's state is the one the request
+    // was made from — removed and added again (a new leader epoch), truncated, or moved meanwhile: dropped.
+    if (
+      state === undefined ||
+      requested === undefined ||
+      requested.fetchOffset !== state.fetchOffset ||
+      requested.currentLeaderEpoch !== state.currentLeaderEpoch ||
+      !isReadyForFetch(state, this.time.milliseconds())
+    ) {
+      this.dropped(
+        "fetch",
+        tp,
+        requested === undefined
+          ? "no request"
+          : `fetch offset ${requested.fetchOffset}, leader epoch ${requested.currentLeaderEpoch}`,
+        state,
+      );
+      return;
+    }
     const partition = this.replicaManager.getPartition(tp);
     const log = partition?.log;
     if (partition === undefined || log === undefined || partition.isLeader) {
@@ -395,10 +653,11 @@ export class ReplicaFetcherThread {
         if (d.epoch >= 0 || d.endOffset >= 0n) {
           // Truncate now; the watermarks come with the next fetch, from the truncated log end (Kafka).
           this.truncationsOnFetch++;
-          const before = { offset: state.fetchOffset, epoch: log.leaderEpochCache?.latestEpoch() };
-          this.applyEpochEndOffset(tp, state, d.epoch, d.endOffset, "diverging epoch");
+          const before = { offset: log.logEndOffset, epoch: latestEpochOf(log) };
+          this.truncateToEpochEndOffset(tp, log, d.epoch, d.endOffset, "diverging epoch");
           const cache = log.leaderEpochCache;
-          if (state.fetchOffset === before.offset && cache !== undefined) {
+          let delayed = false;
+          if (log.logEndOffset === before.offset && cache !== undefined) {
             // Nothing to truncate, yet our latest epoch is newer than the leader's answer: an epoch we led
             // without writing a batch (its entry starts at our log end). Forget it, as a follower that never
             // led would not have it; the next fetch then carries the epoch of our last batch.
@@ -408,9 +667,17 @@ export class ReplicaFetcherThread {
               this.log.warn(
                 `Leader ${this.leaderId} answered diverging epoch ${d.epoch} (end offset ${d.endOffset}) for ${key} at fetch offset ${state.fetchOffset}, which changes nothing here`,
               );
-              state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
+              delayed = true;
             }
           }
+          // Kafka's truncateOnFetchResponse: Fetching from the truncated log end.
+          const now = this.time.milliseconds();
+          this.update(state, {
+            fetchOffset: log.logEndOffset,
+            state: "Fetching",
+            lastFetchedEpoch: latestEpochOf(log),
+            delayedUntilMs: delayed ? now + this.config.backoffMs : state.delayedUntilMs,
+          });
           return;
         }
         const records = p.records;
@@ -419,10 +686,14 @@ export class ReplicaFetcherThread {
           log.appendAsFollower(records);
           if (this.config.quota?.isThrottled(tp)) this.config.quota.record(records.length);
         }
-        state.fetchOffset = log.logEndOffset;
-        state.lag = p.highWatermark > log.logEndOffset ? p.highWatermark - log.logEndOffset : 0n;
+        const leo = log.logEndOffset;
+        this.update(state, {
+          fetchOffset: leo,
+          lag: p.highWatermark > leo ? p.highWatermark - leo : 0n,
+          lastFetchedEpoch: leo === state.fetchOffset ? state.lastFetchedEpoch : latestEpochOf(log),
+        });
         // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers)
-        const hw = p.highWatermark < log.logEndOffset ? p.highWatermark : log.logEndOffset;
+        const hw = p.highWatermark < leo ? p.highWatermark : leo;
         if (hw > log.highWatermark) log.updateHighWatermark(hw);
         return;
       }
@@ -436,19 +707,17 @@ export class ReplicaFetcherThread {
         );
         // Inside the leader's range yet out of range: the leader could not place our last fetched epoch
         // (Kafka continues from its log end too); back off rather than spin until leadership changes.
-        if (log.logEndOffset === state.fetchOffset && log.leaderEpochCache?.latestEpoch() !== undefined)
-          state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
-        state.fetchOffset = log.logEndOffset;
+        const spin = log.logEndOffset === state.fetchOffset && latestEpochOf(log) !== undefined;
+        this.update(state, {
+          fetchOffset: log.logEndOffset,
+          lastFetchedEpoch: latestEpochOf(log),
+          delayedUntilMs: spin ? this.time.milliseconds() + this.config.backoffMs : state.delayedUntilMs,
+        });
         return;
       }
       default:
         // NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, …: wait for the controller's next LeaderAndIsr.
-        state.delayedUntilMs = this.time.milliseconds() + this.config.backoffMs;
+        this.delay(state);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  // The fetch loop's pause between attempts: real time, as the socket it waits on.
-  return new Promise((r) => setTimeout(r, ms));
 }
