@@ -1,17 +1,23 @@
-// Builds the native addons under native/ (crc32c, allocator) with node-gyp; run by the root package's
-// "install" script, so `npm install` and `npm ci` build it, and by hand with `node native/build.js`.
+// Builds the native addons under native/ (crc32c, allocator, file-lock) with node-gyp; run by the root
+// package's "install" script, so `npm install` and `npm ci` build it, and by hand with `node native/build.js`.
 // It never fails the install: when the build cannot run (no C compiler, no Node headers, another OS), it
 // prints one line, keeps the compiler output in native/<addon>/build.log, and the project falls back: to
 // @node-rs/crc32 for CRC32C (src/protocol/records/crc32c.ts), to glibc's default malloc settings for the
-// allocator (src/common/allocator-tuning.ts).
+// allocator (src/common/allocator-tuning.ts). file-lock has no fallback: without it brokers and dev-cluster
+// refuse to start unless told to run with their dirs unlocked (src/common/dir-lock.ts, native/file-lock).
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** Each addon and the package the project uses instead when it is not built. */
-const ADDONS = { crc32c: "@node-rs/crc32", allocator: "the C library's default settings" };
+/** Each addon and what happens when it is not built. */
+const ADDONS = {
+  crc32c: "crc32c will use @node-rs/crc32",
+  allocator: "allocator will use the C library's default settings",
+  "file-lock":
+    "log dirs cannot be locked: brokers refuse to start unless TRIBUTARY_ALLOW_UNLOCKED_DIRS=true (native/file-lock/README.md)",
+};
 
 /** npm hands lifecycle scripts its bundled node-gyp; by hand, use the one inside this Node's npm. */
 function findNodeGyp() {
@@ -32,10 +38,10 @@ function nodedirArgs() {
 }
 
 const nodeGyp = findNodeGyp();
-for (const [addon, fallbackPackage] of Object.entries(ADDONS)) {
+for (const [addon, without] of Object.entries(ADDONS)) {
   const dir = join(here, addon);
   const log = join(dir, "build.log");
-  const fallback = `tributary: native ${addon} addon not built, ${addon} will use ${fallbackPackage}`;
+  const fallback = `tributary: native ${addon} addon not built, ${without}`;
   if (!nodeGyp) {
     console.log(`${fallback} (node-gyp not found)`);
     continue;

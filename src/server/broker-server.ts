@@ -1,9 +1,11 @@
 // KafkaServer: one broker's lifecycle (Kafka's KafkaServer in ZooKeeper mode). Owns the order in which the
 // broker's parts start and stop, and nothing else:
 //
-//   startup:  Time/Scheduler → socket server bound (requests held until the end, so the registered
-//             endpoints carry the bound ports) → metadata store (ZooKeeper with zookeeper.connect, else the
-//             embedded store in `<first log dir>/__tributary_metadata.json`) → top-level znodes, cluster
+//   startup:  Time/Scheduler → every log dir locked (`.lock`; one held by another broker, in any process,
+//             stops the startup here, before anything in the dirs is read) → socket server bound
+//             (requests held until the end, so the registered endpoints carry the bound ports) → metadata
+//             store (ZooKeeper with zookeeper.connect, else the embedded store in
+//             `<first log dir>/__tributary_metadata.json`) → top-level znodes, cluster
 //             id, generated broker.id → LogManager (loads and recovers logs in slices, checks
 //             meta.properties) → metadata cache (configs) → ReplicaManager → GroupCoordinator and
 //             TransactionCoordinator (they load their partitions as leadership arrives) → replica fetchers,
@@ -15,8 +17,9 @@
 //             and closes connections → TransactionCoordinator → GroupCoordinator → replica fetchers →
 //             ReplicaManager (completes delayed fetches/produces, checkpoints high watermarks) → handlers
 //             still running are awaited (bounded) → controller, metadata cache, metadata store (ephemeral
-//             znodes go) → LogManager (checkpoints, `.kafka_cleanshutdown`) → scheduler. Each step runs even
-//             when an earlier one failed; the first error is reported after all ran.
+//             znodes go) → LogManager (checkpoints, `.kafka_cleanshutdown`) → log dir locks released →
+//             scheduler. Each step runs even when an earlier one failed; the first error is reported after
+//             all ran.
 //   The Prometheus endpoint (metrics.http.listener) starts just before request processing is enabled and
 //   stops first on shutdown; failing to bind it leaves the broker running without metrics.
 //
@@ -33,6 +36,7 @@ import { ErrorCode } from "../protocol/errors.js";
 import { ApiKey, Apis } from "../protocol/generated/api-table.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
+import { LogDirLocks } from "../storage/log-dir-lock.js";
 import { releaseSpaceReservesOfFullDirs } from "../storage/log-dir-space.js";
 import { LogManager } from "../storage/log-manager.js";
 import { AuthHelper } from "./auth-helper.js";
@@ -93,6 +97,8 @@ export class KafkaServer {
   private state: State = "NotRunning";
   private _socketServer: SocketServer | undefined;
   private _logManager: LogManager | undefined;
+  /** The `.lock` of every log dir, held from the start of startup to the end of shutdown. */
+  private logDirLocks: LogDirLocks | undefined;
   private pipeline: RequestPipeline | undefined;
   private enableProcessing!: () => void;
   private readonly processingEnabled: Promise<void>;
@@ -209,6 +215,22 @@ export class KafkaServer {
     if (this.state !== "NotRunning") throw new Error(`KafkaServer is ${this.state}`);
     this.state = "Starting";
     this.logger.info("starting");
+    // Before anything reads or writes the dirs (the embedded metadata store is in the first). A dir another
+    // broker holds (LogDirLockedError, naming the dir and the pid) ends the startup with nothing touched.
+    try {
+      this.logDirLocks = LogDirLocks.acquire(this.config.logDirs);
+      const storeDir = this.config.logDirs[0];
+      const storeDirFailure = this.logDirLocks.failure(storeDir);
+      if (this.config.zookeeperConnect === null && storeDirFailure !== undefined)
+        throw new Error(
+          `Cannot lock ${storeDir}, the log dir of the embedded metadata store: ${storeDirFailure.message}`,
+        );
+    } catch (e) {
+      this.logDirLocks?.release();
+      this.logDirLocks = undefined;
+      this.state = "NotRunning";
+      throw e;
+    }
     try {
       // The socket server binds first (Kafka binds before registering the broker, so the registration
       // carries the bound ports) but holds every request until startup has finished.
@@ -255,7 +277,11 @@ export class KafkaServer {
       if (config.brokerId < 0) config.brokerId = await this.generateBrokerId(zk);
 
       // Logs are loaded (and recovered) before the broker registers, as Kafka does.
-      this._logManager = new LogManager(config.logManagerConfig(clusterId), this.time, this.scheduler);
+      this._logManager = new LogManager(
+        { ...config.logManagerConfig(clusterId), logDirLocks: this.logDirLocks },
+        this.time,
+        this.scheduler,
+      );
       // Sliced: the ZooKeeper session (already open) and the sockets stay served while logs load.
       await this._logManager.startupSliced();
       this._logManager.startTasks();
@@ -847,6 +873,9 @@ export class KafkaServer {
     if (store !== undefined) await step("closing the metadata store", () => store.close());
     if (this._logManager !== undefined)
       await step("shutting down the log manager", () => this._logManager!.shutdown());
+    // The logs are closed: another broker may use the dirs from now on.
+    this.logDirLocks?.release();
+    this.logDirLocks = undefined;
     this.scheduler.shutdown();
     this.state = "NotRunning";
     this.logger.info("shut down completed");

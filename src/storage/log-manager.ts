@@ -34,6 +34,10 @@
 // Listeners (addLogDirListener) hear every dir that goes offline, becomes full or becomes writable again
 // (the replica layer tells the controller, Kafka's /log_dir_event_notification).
 // A dir where a log could not be closed cleanly gets no .kafka_cleanshutdown: the next start recovers it.
+// Every log dir is locked (`.lock`, log-dir-lock.ts) before anything in it is read or written: with the
+// locks its owner took (the broker, before it opens the embedded metadata store), else its own, taken at
+// startup and released at shutdown. A dir locked elsewhere fails startup; one that cannot be locked for an
+// I/O reason is offline.
 
 import { randomUUID } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -61,6 +65,7 @@ import { LogCleanerManager } from "./cleaner/log-cleaner-manager.js";
 import { LeaderEpochCheckpointFile } from "./leader-epoch/leader-epoch-checkpoint-file.js";
 import { LeaderEpochFileCache } from "./leader-epoch/leader-epoch-file-cache.js";
 import type { LogConfig } from "./log-config.js";
+import { LogDirLocks } from "./log-dir-lock.js";
 import {
   checkLogDirSpaceAtStartup,
   DEFAULT_FULL_PROBE_INTERVAL_MS,
@@ -112,6 +117,11 @@ export interface LogManagerConfig {
   readonly logDirSpaceReserveBytes?: number;
   /** log.dir.full.probe.interval.ms (5000): how often a full dir is checked for freed space. */
   readonly logDirFullProbeIntervalMs?: number;
+  /**
+   * The log dirs' locks, taken by their owner (the broker) before anything read the dirs; it releases
+   * them. Without them the LogManager locks the dirs at startup and releases them at shutdown.
+   */
+  readonly logDirLocks?: LogDirLocks;
 }
 
 /** What happened to a log dir: offline (failed), full (no space), or writable again after being full. */
@@ -205,6 +215,8 @@ export class LogManager {
   /** Dirs where a log could not be closed cleanly at shutdown: no clean-shutdown marker for them. */
   private readonly uncleanDirs = new Set<string>();
   private readonly listeners: LogDirListener[] = [];
+  /** The locks of the log dirs: the owner's (config.logDirLocks), or taken by startup and owned here. */
+  private logDirLocks: LogDirLocks | undefined;
 
   constructor(
     readonly config: LogManagerConfig,
@@ -214,14 +226,20 @@ export class LogManager {
     if (config.logDirs.length === 0) throw new Error("log.dirs: expected at least one directory");
     this.cleanerConfig = { ...DEFAULT_CLEANER_CONFIG, ...config.cleanerConfig };
     this._defaultLogConfig = config.defaultLogConfig;
+    this.logDirLocks = config.logDirLocks;
   }
 
   /** Loads every partition log found in the log dirs and checks meta.properties (in one go). */
   startup(): void {
-    for (const _ of this.loadAll()) {
-      // each step is one log
+    try {
+      for (const _ of this.loadAll()) {
+        // each step is one log
+      }
+      this.afterLoad();
+    } catch (e) {
+      this.releaseOwnLocks();
+      throw e;
     }
-    this.afterLoad();
   }
 
   /**
@@ -230,19 +248,37 @@ export class LogManager {
    * loads them on a thread pool; one JavaScript thread takes turns instead).
    */
   async startupSliced(sliceMs = 20): Promise<void> {
-    let sliceStart = this.time.milliseconds();
-    for (const _ of this.loadAll()) {
-      if (this.time.milliseconds() - sliceStart >= sliceMs) {
-        await new Promise<void>((r) => setImmediate(r));
-        sliceStart = this.time.milliseconds();
+    try {
+      let sliceStart = this.time.milliseconds();
+      for (const _ of this.loadAll()) {
+        if (this.time.milliseconds() - sliceStart >= sliceMs) {
+          await new Promise<void>((r) => setImmediate(r));
+          sliceStart = this.time.milliseconds();
+        }
       }
+      this.afterLoad();
+    } catch (e) {
+      this.releaseOwnLocks();
+      throw e;
     }
-    this.afterLoad();
+  }
+
+  /** Releases the locks this LogManager took itself (not those its owner handed it). */
+  private releaseOwnLocks(): void {
+    if (this.logDirLocks !== this.config.logDirLocks) this.logDirLocks?.release();
+    this.logDirLocks = this.config.logDirLocks;
   }
 
   /** Loads the log dirs, one step per log opened. */
   private *loadAll(): Generator<void> {
+    // Locked before anything in them is read (LogDirLockedError when another broker has one).
+    this.logDirLocks ??= LogDirLocks.acquire(this.config.logDirs);
     for (const dir of this.config.logDirs) {
+      const lockFailure = this.logDirLocks.failure(dir);
+      if (lockFailure !== undefined) {
+        this.markLogDirOffline(dir, lockFailure);
+        continue;
+      }
       try {
         mkdirSync(dir, { recursive: true });
         if (checkLogDirSpaceAtStartup(dir, this.reserveBytes))
@@ -1257,6 +1293,7 @@ export class LogManager {
     }
     this.logs.clear();
     this.futureLogs.clear();
+    this.releaseOwnLocks();
     this.logger.info("Shutdown complete.");
   }
 

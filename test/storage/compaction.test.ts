@@ -24,6 +24,7 @@ import {
 import type { CleanerConfig } from "../../src/storage/cleaner/cleaner-config.js";
 import { CLEANER_OFFSET_CHECKPOINT } from "../../src/storage/cleaner/log-cleaner-manager.js";
 import { DEFAULT_LOG_CONFIG, type LogConfig } from "../../src/storage/log-config.js";
+import { LogDirLocks } from "../../src/storage/log-dir-lock.js";
 import { LogManager, type LogManagerConfig } from "../../src/storage/log-manager.js";
 import type { LogSegment } from "../../src/storage/log-segment.js";
 import type { UnifiedLog } from "../../src/storage/unified-log.js";
@@ -97,8 +98,11 @@ function open(
   return { dirs, time, lm, scheduler, log };
 }
 
-function setup(cfg: LogConfig, overrides: Partial<LogManagerConfig> = {}): Env {
-  const root = mkdtempSync(join(tmpdir(), "tributary-compaction-"));
+function setup(
+  cfg: LogConfig,
+  overrides: Partial<LogManagerConfig> = {},
+  root = mkdtempSync(join(tmpdir(), "tributary-compaction-")),
+): Env {
   const time = new MockTime();
   return {
     root,
@@ -617,7 +621,10 @@ type CrashPoint = "cleaned" | "half-renamed-to-swap" | "swap" | "half-deleted" |
  */
 async function crashDuringSwap(point: CrashPoint): Promise<void> {
   const cfg = topicConfig({ minCleanableDirtyRatio: 0.01 });
-  const env = setup(cfg);
+  // The log dir's lock, held as the process that crashes holds it (the OS drops it when the process dies).
+  const root = mkdtempSync(join(tmpdir(), "tributary-compaction-"));
+  const locks = LogDirLocks.acquire([join(root, "kafka-logs-0")]);
+  const env = setup(cfg, { logDirLocks: locks }, root);
   try {
     const { log, scheduler, time } = env;
     const written = fill(log, 4, 6, 10, BigInt(time.milliseconds()));
@@ -649,6 +656,7 @@ async function crashDuringSwap(point: CrashPoint): Promise<void> {
     assert.ok(crashed, "the cleaner reached the swap");
 
     // Restart after the crash (no clean-shutdown marker: recovery runs).
+    locks.release();
     const re = open(env.root, time, cfg);
     // The replica layer restores the high watermark from replication-offset-checkpoint; here, by hand.
     re.log.updateHighWatermark(re.log.logEndOffset);

@@ -1,7 +1,8 @@
 // LogManager on real directories: meta.properties, partition placement across log.dirs, the
 // checkpoint files and clean-shutdown marker written as Kafka writes them, recovery from the
 // checkpointed recovery point after an unclean stop, retention driven by the scheduler's clock, and
-// deletion of a partition's log.
+// deletion of a partition's log. The log dirs' locks: a second LogManager (same process) on a dir in use
+// fails its startup without touching the dir, and the dirs are free again after a shutdown.
 
 import assert from "node:assert/strict";
 import {
@@ -12,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +23,7 @@ import { MockScheduler } from "../../src/common/scheduler.js";
 import { MockTime } from "../../src/common/time.js";
 import { decodeRecordBatches } from "../../src/protocol/records/index.js";
 import { DEFAULT_LOG_CONFIG, type LogConfig } from "../../src/storage/log-config.js";
+import { LogDirLockedError, LogDirLocks } from "../../src/storage/log-dir-lock.js";
 import { LogManager, type LogManagerConfig } from "../../src/storage/log-manager.js";
 import { batch, captureLogs } from "./storage-test-utils.js";
 
@@ -120,6 +123,55 @@ test("meta.properties, placement across log dirs, checkpoints and the clean-shut
   }
 });
 
+/** Every file under `dir` with its size and modification time. */
+function fileStates(dir: string): Map<string, string> {
+  const states = new Map<string, string>();
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const st = statSync(join(dir, name));
+    if (st.isFile()) states.set(name, `${st.size} ${st.mtimeMs}`);
+  }
+  return states;
+}
+
+test("a log dir in use by another LogManager fails the startup and is left untouched; shutdown frees it", () => {
+  const { dirs, cleanup } = tempDirs(3);
+  try {
+    const time = new MockTime();
+    const first = start([dirs[0], dirs[1]], time).lm;
+    first.getOrCreateLog({ topic: "t", partition: 0 }).appendAsLeader(batch(3), 0);
+    first.getOrCreateLog({ topic: "t", partition: 1 }).appendAsLeader(batch(3), 0);
+    const before = fileStates(dirs[1]);
+    const second = new LogManager(managerConfig([dirs[2], dirs[1]]), time, new MockScheduler(time));
+    assert.throws(
+      () => second.startup(),
+      (e: unknown) =>
+        e instanceof LogDirLockedError &&
+        e.dir === dirs[1] &&
+        e.holderPid === process.pid &&
+        e.message ===
+          `Failed to acquire lock on file .lock in ${dirs[1]}. A Kafka instance in another process or thread is using this directory (the lock is held by pid ${process.pid} (this process)).`,
+    );
+    assert.deepEqual(fileStates(dirs[1]), before, "nothing in the dir in use was read or written");
+    // The failed startup released what it had taken (dirs[2]) and wrote nothing but the lock file there.
+    assert.deepEqual(readdirSync(dirs[2]), [".lock"]);
+    const third = start([dirs[2]], time).lm;
+    third.shutdown();
+
+    first.shutdown();
+    const again = start([dirs[0], dirs[1]], time).lm;
+    assert.equal(again.allLogs().length, 2);
+    again.shutdown();
+    // Locks handed in by an owner stay the owner's: the LogManager's shutdown leaves them held.
+    const locks = LogDirLocks.acquire([dirs[0]]);
+    start([dirs[0]], time, { logDirLocks: locks }).lm.shutdown();
+    assert.throws(() => LogDirLocks.acquire([dirs[0]]), LogDirLockedError);
+    locks.release();
+    LogDirLocks.acquire([dirs[0]]).release();
+  } finally {
+    cleanup();
+  }
+});
+
 function sortedCheckpoint(path: string): string {
   const [version, count, ...rest] = readFileSync(path, "utf8")
     .split("\n")
@@ -145,12 +197,15 @@ test("after an unclean stop, logs recover from the checkpointed recovery point a
   const { dirs, cleanup } = tempDirs(1);
   try {
     const time = new MockTime();
-    const { lm } = start(dirs, time);
+    // The dir's lock, held as the process that crashes holds it (the OS drops it when the process dies).
+    const locks = LogDirLocks.acquire(dirs);
+    const { lm } = start(dirs, time, { logDirLocks: locks });
     const log = lm.getOrCreateLog({ topic: "t", partition: 0 });
     for (let i = 0; i < 10; i++) log.appendAsLeader(batch(3), 0);
     log.flush();
     lm.checkpointRecoveryPoints();
     // Crash: no shutdown, no marker; a torn write leaves garbage after the last batch.
+    locks.release();
     appendFileSync(join(dirs[0], "t-0", "00000000000000000000.log"), Buffer.from("torn write at the tail"));
     const { result: relm, lines } = await captureLogs(() => start(dirs, time).lm);
     assert.equal(relm.hadCleanShutdown(dirs[0]), false);

@@ -446,6 +446,8 @@ export function runCommand(
 
 /** A program running in the background (see `startCommand`). */
 export interface BackgroundCommand {
+  /** The program's process id (undefined when it could not be started). */
+  readonly pid: number | undefined;
   /** Output so far. */
   readonly stdout: () => string;
   /** Settles when the program exits by itself (or is stopped). */
@@ -479,6 +481,7 @@ export function startCommand(cmd: string, args: readonly string[]): BackgroundCo
     child.once("close", finish);
   });
   return {
+    pid: child.pid,
     stdout: () => Buffer.concat(out).toString("utf8"),
     exited: closed,
     stop: async (signal = "SIGTERM", timeoutMs = 10_000) => {

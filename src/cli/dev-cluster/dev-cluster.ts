@@ -1,7 +1,9 @@
 // A ZooKeeper and N brokers on this machine, as child processes: what `tributary dev-cluster` runs.
 //
 // Layout of the cluster's directory (--dir, else a temporary directory removed when the cluster stops):
-//   zoo.cfg, zookeeper/ (its dataDir), zookeeper.log (its output)
+//   .lock (an --dir is locked for dev-cluster's life, common/dir-lock.ts: a second dev-cluster on it refuses
+//   in one line naming the dir and the pid before it starts anything), zoo.cfg, zookeeper/ (its dataDir),
+//   zookeeper.log (its output)
 //   broker-<i>.properties (the broker's settings, to start it again by hand), broker-<i>/ (its log.dirs),
 //   broker-<i>.log (its output)
 // ZooKeeper is the Debian install (src/cli/zookeeper/zookeeper-command.ts), ready when `srvr` answers.
@@ -19,6 +21,13 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { AdminClient } from "../../client/admin/admin-client.js";
+import {
+  DirLock,
+  DirLockHeldError,
+  DirLockUnavailableError,
+  describeHolder,
+  LOCK_FILE_NAME,
+} from "../../common/dir-lock.js";
 import { TRIBUTARY_NODE_OPTIONS } from "../node-options.js";
 import {
   findZooKeeper,
@@ -139,6 +148,20 @@ function failure(summary: string, p: ManagedProcess): DevClusterError {
   ]);
 }
 
+/** Locks an --dir for dev-cluster's life; a DevClusterError (one line naming it) when that cannot be done. */
+function lockDir(dir: string): DirLock {
+  try {
+    return DirLock.tryAcquire(dir);
+  } catch (e) {
+    if (e instanceof DirLockHeldError)
+      throw new DevClusterError([
+        `Cannot use --dir ${dir}: another dev-cluster is using it (${describeHolder(e.holderPid)} holds ${join(dir, LOCK_FILE_NAME)})`,
+      ]);
+    if (e instanceof DirLockUnavailableError) throw new DevClusterError([e.message]);
+    throw new DevClusterError([`Cannot lock --dir ${dir}: ${(e as Error).message}`]);
+  }
+}
+
 function splitOptions(text: string | undefined): string[] {
   return (text ?? "").split(/\s+/).filter((s) => s !== "");
 }
@@ -158,6 +181,8 @@ export class DevCluster {
     private readonly install: ZooKeeperInstall,
     private readonly settings: DevClusterSettings,
     private readonly print: Print,
+    /** The lock of an --dir, held until the cluster has stopped. */
+    private readonly lock: DirLock | undefined,
   ) {}
 
   get zookeeperConnect(): string {
@@ -169,12 +194,14 @@ export class DevCluster {
   }
 
   /**
-   * Checks that ZooKeeper is installed (ZooKeeperNotInstalledError, one line) and makes the cluster's
-   * directory; start() runs the processes.
+   * Checks that ZooKeeper is installed (ZooKeeperNotInstalledError, one line), makes the cluster's
+   * directory and locks an --dir (DevClusterError when another process holds it); start() runs the
+   * processes.
    */
   static create(settings: DevClusterSettings, print: Print): DevCluster {
     const install = findZooKeeper();
     let dir: string;
+    let lock: DirLock | undefined;
     if (settings.dir !== undefined) {
       dir = resolve(settings.dir);
       try {
@@ -182,10 +209,16 @@ export class DevCluster {
       } catch (e) {
         throw new DevClusterError([`Cannot create --dir ${dir}: ${(e as Error).message}`]);
       }
+      lock = lockDir(dir);
+      if (!lock.locked)
+        print(
+          `WARN: ${dir} is not locked (${lock.unlockedReason}): nothing stops a second dev-cluster from using it`,
+        );
     } else {
+      // A new temporary directory nobody else knows of: nothing to lock.
       dir = mkdtempSync(join(tmpdir(), "tributary-dev-cluster-"));
     }
-    return new DevCluster(dir, settings.dir === undefined, install, settings, print);
+    return new DevCluster(dir, settings.dir === undefined, install, settings, print, lock);
   }
 
   /**
@@ -447,6 +480,8 @@ export class DevCluster {
       report("ZooKeeper", await zk.stop("SIGTERM", 15_000), t0, (st) => st.code === 143 || st.code === 0);
     }
     process.off("exit", this.onProcessExit);
+    // Every process is gone: another dev-cluster may use the directory now.
+    this.lock?.release();
     if (this.temporary && !quiet) {
       rmSync(this.dir, { recursive: true, force: true });
       this.print(`Removed ${this.dir}`);

@@ -5,7 +5,9 @@
 //                            range in the original segment, offsets, batches and records
 //   --log-dir D --restore    for a stopped broker: puts the intact batches back into their partition's log
 //                            where that is consistent (storage/log-quarantine-restore.ts); a quarantine
-//                            that cannot be restored is one line on stderr saying why, and exit status 1
+//                            that cannot be restored is one line on stderr saying why, and exit status 1.
+//                            D's `.lock` is held meanwhile (storage/log-dir-lock.ts): refused while a
+//                            broker holds it, and no broker starts on D until the restore is done
 //   --log-dir D --reproduce --bootstrap-server B [--topic T]
 //                            for a running broker, when a restore is refused (new records took the
 //                            quarantined offsets): produces the intact records again (key, value, headers,
@@ -17,8 +19,9 @@
 // Every error is one line naming what and why; nothing prints a stack trace.
 
 import { existsSync, statSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { KafkaProducer } from "../../client/producer/kafka-producer.js";
+import { describeHolder, LOCK_FILE_NAME } from "../../common/dir-lock.js";
 import {
   ATTRIBUTES_OFFSET,
   CONTROL_FLAG_MASK,
@@ -26,6 +29,7 @@ import {
   RECORDS_COUNT_OFFSET,
   TRANSACTIONAL_FLAG_MASK,
 } from "../../protocol/records/index.js";
+import { LogDirLockedError, LogDirLocks } from "../../storage/log-dir-lock.js";
 import { type QuarantineInfo, quarantinedBatches, writeManifest } from "../../storage/log-quarantine.js";
 import {
   QuarantineRestoreError,
@@ -112,6 +116,7 @@ async function logRecover(args: ParsedArgs): Promise<number> {
   if (!existsSync(logDir) || !statSync(logDir).isDirectory())
     throw new UsageError(`--log-dir ${logDir}: expected an existing log directory`);
   const only = args.value("partition");
+  if (args.has("restore")) return restoreLocked(logDir, only);
   const found = quarantinesIn(logDir).filter((p) => only === undefined || basename(p.partitionDir) === only);
 
   if (args.has("list")) {
@@ -126,14 +131,43 @@ async function logRecover(args: ParsedArgs): Promise<number> {
     return 0;
   }
 
-  if (args.has("reproduce")) return reproduce(args, found);
+  return reproduce(args, found);
+}
 
+/** --restore: the log dir is locked before anything in it is read, until the restore is done. */
+function restoreLocked(logDir: string, only: string | undefined): number {
+  let locks: LogDirLocks;
+  try {
+    locks = LogDirLocks.acquire([logDir]);
+  } catch (e) {
+    const why =
+      e instanceof LogDirLockedError
+        ? `cannot restore in ${logDir}: a broker is using it (${describeHolder(e.holderPid)} holds ${join(logDir, LOCK_FILE_NAME)}); stop it with server-stop first`
+        : (e as Error).message;
+    process.stderr.write(`${why}\n`);
+    return 1;
+  }
+  try {
+    const lockFailure = locks.failure(logDir);
+    if (lockFailure !== undefined) {
+      process.stderr.write(`cannot restore in ${logDir}: cannot lock it: ${lockFailure.message}\n`);
+      return 1;
+    }
+    return restore(logDir, only);
+  } finally {
+    locks.release();
+  }
+}
+
+/** --restore, with the log dir locked. */
+function restore(logDir: string, only: string | undefined): number {
   if (!stoppedCleanly(logDir)) {
     process.stderr.write(
       `cannot restore in ${logDir}: the broker using it is running or did not stop cleanly (no .kafka_cleanshutdown); stop it with server-stop first (after a crash, start and stop it once so recovery runs)\n`,
     );
     return 1;
   }
+  const found = quarantinesIn(logDir).filter((p) => only === undefined || basename(p.partitionDir) === only);
   const pending = found.flatMap((p) =>
     p.quarantines
       .filter((q) => q.manifest?.restored === undefined && q.manifest?.reproduced === undefined)

@@ -2,11 +2,15 @@
 // topics tool creates a topic with 3 partitions × RF 3 on them and describes it (leaders on 3 brokers);
 // SIGINT stops everything (exit 0, no process left, no port answering, the temporary directory gone).
 // Also: bad flags are one line; a broker that cannot start is reported with its last lines and the
-// cluster is stopped; a taken port and a missing ZooKeeper install are one line.
+// cluster is stopped; a taken port and a missing ZooKeeper install are one line. --dir is locked: a second
+// dev-cluster on it refuses in one line naming the dir and the first one's pid, before it writes or starts
+// anything, and the first cluster keeps serving.
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import {
   type BackgroundCommand,
@@ -188,6 +192,52 @@ describe("tributary dev-cluster", () => {
       );
     } finally {
       if (!stopped) await dc.stop("SIGKILL");
+    }
+  });
+
+  it("locks --dir: a second dev-cluster on it refuses in one line naming the dir and the pid", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-dev-cluster-dir-"));
+    const dc = startCommand(process.execPath, tributaryArgv(["dev-cluster", "--brokers", "1", "--dir", dir]));
+    let stopped = false;
+    try {
+      const bootstrap = await waitFor("the bootstrap line", 45_000, async () => {
+        for (const pid of printedPids(dc.stdout())) leftovers.add(pid);
+        const m = /^Bootstrap servers: (\S+) /m.exec(dc.stdout());
+        if (m) return m[1];
+        const early = await Promise.race([dc.exited, sleep(0).then(() => undefined)]);
+        if (early) throw new Error(describeResult("dev-cluster exited early", early));
+        return undefined;
+      });
+      const written = ["zoo.cfg", "broker-0.properties"].map((f) => statSync(join(dir, f)).mtimeMs);
+      const t0 = Date.now();
+      const second = await runTributary(["dev-cluster", "--brokers", "1", "--dir", dir], {
+        timeoutMs: 60_000,
+      });
+      const refusedMs = Date.now() - t0;
+      for (const pid of printedPids(second.stdout)) leftovers.add(pid);
+      assert.equal(second.code, 1, describeResult("the second dev-cluster", second));
+      assert.equal(
+        second.stderr,
+        `Cannot use --dir ${dir}: another dev-cluster is using it (pid ${dc.pid} holds ${dir}/.lock)\n`,
+      );
+      assert.equal(second.stdout, "", "nothing started: no ZooKeeper, no broker");
+      assert.deepEqual(
+        ["zoo.cfg", "broker-0.properties"].map((f) => statSync(join(dir, f)).mtimeMs),
+        written,
+        "the first cluster's files are not rewritten",
+      );
+      for (const pid of printedPids(dc.stdout())) assert.ok(alive(pid), `pid ${pid} still runs`);
+      const listed = await runTributary(["topics", "--bootstrap-server", bootstrap, "--list"]);
+      assert.equal(listed.code, 0, describeResult("topics --list on the first cluster", listed));
+
+      const r = await dc.stop("SIGINT", 60_000);
+      stopped = true;
+      assert.equal(r.code, 0, describeResult("dev-cluster after SIGINT", r));
+      assert.ok(existsSync(join(dir, "broker-0")), "--dir is kept");
+      console.log(`second dev-cluster refused in ${refusedMs} ms`);
+    } finally {
+      if (!stopped) await dc.stop("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

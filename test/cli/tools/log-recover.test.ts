@@ -1,7 +1,7 @@
 // `tributary log-recover` on hand-made log dirs: every bad input is one line naming what and why with exit
 // status 1 (no log dir, a missing dir, conflicting or missing modes, --reproduce without
 // --bootstrap-server, a restore while the broker runs or
-// after a crash), an unreadable or missing manifest is listed as such and refused by --restore in one line,
+// after a crash, a restore while another process holds the dir's `.lock`), an unreadable or missing manifest is listed as such and refused by --restore in one line,
 // and an empty log dir lists and restores nothing. (The real quarantine made by a broker's recovery, listed
 // and restored, is test/server/log-quarantine.test.ts.)
 
@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { DirLock } from "../../../src/common/dir-lock.js";
 import { runTributarySync } from "../../support/tributary-cli.js";
 
 const root = mkdtempSync(join(tmpdir(), "log-recover-"));
@@ -80,4 +81,24 @@ test("missing and unreadable manifests are listed, and refused by --restore in o
   assert.equal(lines.length, 2, r.stderr);
   assert.match(lines[0], /^cannot restore quarantine-1 of partition t-0: no quarantine\.json/);
   assert.match(lines[1], /^cannot restore quarantine-2 of partition t-1: .*unreadable/);
+});
+
+test("--restore is refused in one line while another process holds the log dir's lock", () => {
+  const dir = join(root, "held");
+  mkdirSync(join(dir, "t-0", "quarantine-1"), { recursive: true });
+  // A broker that started after it stopped cleanly still holds the dir: its lock says so.
+  writeFileSync(join(dir, ".kafka_cleanshutdown"), "");
+  const lock = DirLock.tryAcquire(dir);
+  try {
+    oneLine(
+      run("--log-dir", dir, "--restore"),
+      new RegExp(
+        `^cannot restore in ${dir}: a broker is using it \\(pid ${process.pid} holds ${dir}/\\.lock\\); stop it with server-stop first$`,
+      ),
+    );
+  } finally {
+    lock.release();
+  }
+  const r = run("--log-dir", dir, "--restore");
+  assert.match(r.stderr, /^cannot restore quarantine-1 of partition t-0: /, "tried once the lock is free");
 });
