@@ -1,9 +1,11 @@
 // ControllerChannelManager: the controller's requests to brokers (Kafka's ControllerChannelManager and
 // RequestSendThread). One queue per live broker, sent in order, one at a time, on a connection to the
 // broker's inter-broker listener; a failed send is retried (backing off) until it succeeds or the broker
-// is removed, as Kafka's send thread does. Requests to the controller's own broker are handed to the
-// local ControlPlaneReceiver in-process (Kafka goes through its own socket; the effect is the same and a
-// single broker needs no loopback connection to itself).
+// is removed, as Kafka's send thread does. Stopping a thread is final: a connect in progress is aborted
+// and nothing is sent after it (a controller that resigns or shuts down leaves no socket behind). Requests
+// to the controller's own broker are handed to the local ControlPlaneReceiver in-process (Kafka goes
+// through its own socket; the effect is the same and a single broker needs no loopback connection to
+// itself).
 
 import { BrokerConnection } from "../../client/network/broker-connection.js";
 import { Logger } from "../../common/logger.js";
@@ -63,6 +65,10 @@ class RequestSendThread {
   private conn: BrokerConnection | undefined;
   private running = false;
   private stopped = false;
+  /** Aborts a connect in progress and the backoff wait when the thread stops (stop is final). */
+  private readonly stopping = new AbortController();
+  /** Bumped when the endpoint changes: a connect to the old endpoint still in progress is not used. */
+  private endpointGeneration = 0;
 
   constructor(
     readonly brokerId: number,
@@ -81,6 +87,7 @@ class RequestSendThread {
     const e = this.endpoint;
     if (e?.host !== endpoint?.host || e?.port !== endpoint?.port) {
       this.endpoint = endpoint;
+      this.endpointGeneration++;
       this.conn?.close();
       this.conn = undefined;
     }
@@ -89,6 +96,7 @@ class RequestSendThread {
   stop(): void {
     this.stopped = true;
     this.queue.length = 0;
+    this.stopping.abort();
     this.conn?.close();
     this.conn = undefined;
   }
@@ -126,12 +134,27 @@ class RequestSendThread {
           this.conn?.close();
           this.conn = undefined;
           const base = this.options.retryBackoffMs ?? 100;
-          await new Promise((r) => setTimeout(r, Math.min(1000, base * 2 ** Math.min(failures - 1, 4))));
+          await this.backoff(Math.min(1000, base * 2 ** Math.min(failures - 1, 4)));
         }
       }
     } finally {
       this.running = false;
     }
+  }
+
+  /** Waits `ms`, or less when the thread stops meanwhile. */
+  private backoff(ms: number): Promise<void> {
+    const signal = this.stopping.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   private async sendOne(req: ControlRequest): Promise<void> {
@@ -195,12 +218,22 @@ class RequestSendThread {
         `broker ${this.brokerId} has no endpoint on listener ${this.options.interBrokerListenerName}`,
       );
     }
-    this.conn = await BrokerConnection.connect(e.host, e.port, {
+    const generation = this.endpointGeneration;
+    const conn = await BrokerConnection.connect(e.host, e.port, {
       clientId: `controller-${this.options.controllerId}`,
       requestTimeoutMs: this.options.requestTimeoutMs,
       connectTimeoutMs: Math.min(10_000, this.options.requestTimeoutMs),
+      signal: this.stopping.signal,
       ...this.options.security,
     });
+    // Stopped, or sent elsewhere, while connecting: this connection is never used.
+    if (this.stopped || generation !== this.endpointGeneration) {
+      conn.close();
+      throw new Error(
+        this.stopped ? "the controller's channel was stopped" : `broker ${this.brokerId}'s endpoint changed`,
+      );
+    }
+    this.conn = conn;
     this.log.info(
       `Controller ${this.options.controllerId} connected to broker ${this.brokerId} at ${e.host}:${e.port}`,
     );

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { MockTime } from "../../../src/common/time.js";
+import { ErrorCode } from "../../../src/protocol/errors.js";
 import { KafkaController } from "../../../src/server/controller/kafka-controller.js";
 import type { EmbeddedMetadataStore } from "../../../src/server/metadata/embedded-metadata-store.js";
 import { KafkaZkClient } from "../../../src/server/metadata/kafka-zk-client.js";
@@ -355,6 +356,32 @@ describe("MetadataCache", () => {
       s.cache.aliveBrokers().map((b) => b.id),
       [0],
     );
+    await s.stop();
+  });
+
+  it("AlterPartition: the exact broker epoch, a repeat of the current state answered with it, newer epochs NOT_CONTROLLER", async () => {
+    const s = await MetadataStack.start(dir());
+    await s.admin.createTopics(
+      [{ name: "isr", numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+      { validateOnly: false, timeoutMs: 5000 },
+    );
+    await s.settle();
+    const epoch = (await s.store.exists("/brokers/ids/0"))!.czxid;
+    const item = { topic: "isr", partition: 0, leaderEpoch: 0, newIsr: [0], partitionEpoch: 0 };
+    const code = async (brokerEpoch: bigint, over: Partial<typeof item> = {}): Promise<number> =>
+      (await s.controller.alterPartition(0, brokerEpoch, [{ ...item, ...over }]))[0].errorCode;
+    // Only the broker's current registration: a newer epoch is as stale as an older one (Kafka: exact match).
+    assert.equal(await code(epoch + 1n), ErrorCode.STALE_BROKER_EPOCH);
+    assert.equal(await code(epoch - 1n), ErrorCode.STALE_BROKER_EPOCH);
+    // Already the state: answered with it (the leader's retry of a change whose answer it lost).
+    const [same] = await s.controller.alterPartition(0, epoch, [item]);
+    assert.deepEqual([same.errorCode, same.isr, same.leaderEpoch, same.partitionEpoch], [0, [0], 0, 0]);
+    // Epochs newer than the controller knows come from a newer controller.
+    assert.equal(await code(epoch, { partitionEpoch: 3 }), ErrorCode.NOT_CONTROLLER);
+    assert.equal(await code(epoch, { leaderEpoch: 2 }), ErrorCode.NOT_CONTROLLER);
+    assert.equal(await code(epoch, { leaderEpoch: -1 }), ErrorCode.FENCED_LEADER_EPOCH);
+    // A member that is not alive is refused.
+    assert.equal(await code(epoch, { newIsr: [0, 5] }), ErrorCode.INELIGIBLE_REPLICA);
     await s.stop();
   });
 });
