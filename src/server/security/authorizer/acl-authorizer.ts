@@ -9,6 +9,11 @@
 // entry for the principal (or User:*), the host (or *) and the operation (or ALL) refuses; an ALLOW entry
 // permits — where DESCRIBE is implied by READ, WRITE, DELETE and ALTER, and DESCRIBE_CONFIGS by
 // ALTER_CONFIGS. Decisions are logged on kafka.authorizer.logger (denials of requested resources at INFO).
+//
+// Following changes, as Kafka's AclAuthorizer with its two ZkNodeChangeNotificationListeners: each batch
+// of new notices (only those after the last one processed, in sequence order) re-reads each resource it
+// names once; notices older than 15 minutes are deleted after the batch. At start and on a new ZooKeeper
+// session the newest stored notice is noted first, then every ACL is loaded: later notices are followed.
 
 import {
   type AccessControlEntry,
@@ -35,12 +40,17 @@ import {
 import { Logger, logLevelEnabled } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
+import { mapConcurrent } from "../../metadata/kafka-zk-client.js";
 import {
   ensurePath,
   type MetadataStore,
   MetadataStoreError,
   type StateChangeHandler,
 } from "../../metadata/metadata-store.js";
+import {
+  type ChangeNotification,
+  ZkNodeChangeNotificationListener,
+} from "../../metadata/zk-node-change-notification-listener.js";
 import { ANONYMOUS_PRINCIPAL } from "../kafka-principal.js";
 import {
   ACL_CHANGE_PREFIX,
@@ -105,9 +115,9 @@ export function parseSuperUsers(value: string): Set<string> {
   );
 }
 
-/** Kafka's ZkNodeChangeNotificationListener purges notifications older than this (15 minutes). */
-const CHANGE_EXPIRATION_MS = 15 * 60 * 1000;
 const MAX_UPDATE_RETRIES = 10;
+/** Resource znodes read at once when a batch of notices names many. */
+const MAX_IN_FLIGHT = 64;
 
 interface CachedAcls {
   readonly pattern: ResourcePattern;
@@ -119,17 +129,30 @@ export class AclAuthorizer {
   private readonly log = new Logger("kafka.security.authorizer.AclAuthorizer");
   private readonly authorizerLog = new Logger("kafka.authorizer.logger");
   private cache = new Map<string, CachedAcls>();
-  private readonly lastChange = new Map<string, number>();
-  /** ACL writes and notification processing, one at a time. */
+  /** ACL writes, loads and notification batches, one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
-  private closed = false;
+  private readonly changeListeners: ZkNodeChangeNotificationListener[];
 
   constructor(
     private readonly store: MetadataStore,
     private readonly config: AclAuthorizerConfig,
-    private readonly time: Time,
+    time: Time,
     private readonly scheduler: Scheduler,
-  ) {}
+  ) {
+    this.changeListeners = [ACL_PATHS.literalChanges, ACL_PATHS.extendedChanges].map(
+      (root) =>
+        new ZkNodeChangeNotificationListener({
+          store,
+          seqNodeRoot: root,
+          seqNodePrefix: ACL_CHANGE_PREFIX,
+          handler: (batch) => this.processAclChanges(root === ACL_PATHS.literalChanges, batch),
+          run: (task) => this.serialized(task),
+          time,
+          scheduler,
+          log: this.log,
+        }),
+    );
+  }
 
   /** Creates the ACL paths, loads the cache and starts following the change notifications. */
   async start(): Promise<void> {
@@ -140,24 +163,28 @@ export class AclAuthorizer {
       ACL_PATHS.extendedChanges,
     ])
       await ensurePath(this.store, p);
-    await this.followChanges(ACL_PATHS.literalChanges, true);
-    await this.followChanges(ACL_PATHS.extendedChanges, true);
-    await this.loadCache();
+    await this.serialized(() => this.startFromNewestNotice());
     const handler: StateChangeHandler = {
       name: "acl-authorizer",
-      afterInitializingSession: async () => {
-        await this.followChanges(ACL_PATHS.literalChanges, true);
-        await this.followChanges(ACL_PATHS.extendedChanges, true);
-        await this.loadCache();
-      },
+      // The watches went with the old session, and notices may have expired meanwhile: load it all again.
+      afterInitializingSession: () => this.serialized(() => this.startFromNewestNotice()),
     };
     this.store.registerStateChangeHandler(handler);
     this.log.info(`Loaded ${this.cache.size} resource patterns with ACLs`);
   }
 
   close(): void {
-    this.closed = true;
+    for (const l of this.changeListeners) l.close();
     this.store.unregisterStateChangeHandler("acl-authorizer");
+  }
+
+  /**
+   * The newest stored notice first (arming the watches), then every ACL: a change written before the
+   * listing is in what is loaded, and one written after has a later notice, which is followed.
+   */
+  private async startFromNewestNotice(): Promise<void> {
+    for (const l of this.changeListeners) await l.init();
+    await this.loadCache();
   }
 
   private async loadCache(): Promise<void> {
@@ -430,50 +457,32 @@ export class AclAuthorizer {
     this.cache = next;
   }
 
-  // ---- change notifications (ZkNodeChangeNotificationListener) ----
+  // ---- change notifications (AclChangedNotificationHandler) ----
 
-  /** Reads the notifications under `path` newer than the last seen (all at `initial`), re-arming the watch. */
-  private followChanges(path: string, initial = false): Promise<void> {
-    return this.serialized(async () => {
-      if (this.closed) return;
-      let names: string[];
-      try {
-        names = await this.store.getChildren(path, () => {
-          if (!this.closed)
-            void this.followChanges(path).catch((e) =>
-              this.log.warn(`ACL change processing failed: ${(e as Error).message}`),
-            );
-        });
-      } catch (e) {
-        if (this.closed) return;
-        throw e;
-      }
-      const last = this.lastChange.get(path) ?? -1;
-      let max = last;
-      const now = this.time.milliseconds();
-      for (const name of names) {
-        if (!name.startsWith(ACL_CHANGE_PREFIX)) continue;
-        const seq = Number(name.slice(ACL_CHANGE_PREFIX.length));
-        if (!Number.isInteger(seq)) continue;
-        const node = await this.store.get(`${path}/${name}`);
-        if (node === undefined) continue;
-        if (seq > last && !initial) {
-          const pattern = decodeChange(path === ACL_PATHS.literalChanges, node.data);
-          if (pattern === undefined)
-            this.log.warn(
-              `Ignoring ACL change notification ${path}/${name}: cannot read ${JSON.stringify(node.data.toString("utf8"))}`,
-            );
-          else {
-            this.setCached(pattern, await readAcls(this.store, pattern));
-            this.log.debug(`Processed ACL change notification for ${resourcePath(pattern)}`);
-          }
-        }
-        if (seq > max) max = seq;
-        if (node.stat.ctime < now - CHANGE_EXPIRATION_MS)
-          await this.store.delete(`${path}/${name}`).catch(() => undefined);
-      }
-      this.lastChange.set(path, max);
+  /** A batch of new notices, in sequence order: each resource they name re-read once, the cache swapped once. */
+  private async processAclChanges(literal: boolean, batch: readonly ChangeNotification[]): Promise<void> {
+    const root = literal ? ACL_PATHS.literalChanges : ACL_PATHS.extendedChanges;
+    const patterns = new Map<string, ResourcePattern>();
+    for (const n of batch) {
+      const pattern = decodeChange(literal, n.data);
+      if (pattern === undefined)
+        this.log.warn(
+          `Ignoring ACL change notification ${root}/${n.name}: cannot read ${JSON.stringify(n.data.toString("utf8"))}`,
+        );
+      else if (!patterns.has(patternKey(pattern))) patterns.set(patternKey(pattern), pattern);
+    }
+    const read = await mapConcurrent([...patterns.values()], MAX_IN_FLIGHT, (p) => readAcls(this.store, p));
+    const next = new Map(this.cache);
+    [...patterns.values()].forEach((pattern, i) => {
+      const acls = read[i];
+      if (acls.entries.length === 0) next.delete(patternKey(pattern));
+      else next.set(patternKey(pattern), { pattern, entries: acls.entries, version: acls.version });
     });
+    this.cache = next;
+    if (logLevelEnabled("DEBUG"))
+      this.log.debug(
+        `Processed ${batch.length} ACL change notification(s) from ${root} up to ${batch[batch.length - 1].name}: ${[...patterns.values()].map(resourcePath).join(", ")}`,
+      );
   }
 }
 
