@@ -4,9 +4,8 @@
 // broker (decommission-planning.ts: rack-aware, spreading evenly); every other partition is left alone.
 // It prints the current and the proposed assignment of those partitions (the first to roll back with
 // reassign-partitions), starts the reassignments, and waits, printing progress, until no partition lists
-// N among its replicas. It will not
-// say "done" while N still holds the only in-sync copy of a partition: it names such partitions and keeps
-// waiting (up to --timeout, then exit 1). --throttle B/s throttles the moves as `reassign-partitions
+// N among its replicas. It will not say "done" while N still holds the only in-sync copy of a partition:
+// it names such partitions and keeps waiting (up to --timeout, then exit 1). --throttle B/s throttles the moves as `reassign-partitions
 // --execute --throttle` does (same configs, same lines) and clears the throttles once they are complete.
 
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
