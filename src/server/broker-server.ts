@@ -60,9 +60,10 @@ import { buildHandlers } from "./handlers/index.js";
 import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
 import { dynamicBrokerLogConfig } from "./metadata/config-definitions.js";
 import { EmbeddedMetadataStore } from "./metadata/embedded-metadata-store.js";
-import { KafkaZkClient } from "./metadata/kafka-zk-client.js";
+import { KafkaZkClient, type PreviousRegistration } from "./metadata/kafka-zk-client.js";
 import { MetadataCache, type MetadataDelta } from "./metadata/metadata-cache.js";
 import type { MetadataStore } from "./metadata/metadata-store.js";
+import { readRegistrationSession, writeRegistrationSession } from "./metadata/registration-session-file.js";
 import { TopicAdmin, topicAdminOptionsFrom } from "./metadata/topic-admin.js";
 import { DEFAULT_BROKER_ENTITY } from "./metadata/zk-data.js";
 import { ZooKeeperMetadataStore } from "./metadata/zookeeper-metadata-store.js";
@@ -639,18 +640,48 @@ export class KafkaServer {
     return id;
   }
 
-  /** Registers (or re-registers, after a session expiry) /brokers/ids/<id>; keeps the new broker epoch. */
+  /**
+   * Registers (or re-registers, after a session expiry) /brokers/ids/<id>; keeps the new broker epoch.
+   * On ZooKeeper, a registration still held by this broker's own previous session (recorded in its first
+   * locked log dir, registration-session-file.ts) is waited for, up to 1.5 × the negotiated session
+   * timeout: ZooKeeper expires a session on the first tick after the timeout, and a tick is at most half
+   * of a negotiated timeout.
+   */
   private async registerBroker(): Promise<void> {
     const zk = this.zkClient;
     if (zk === undefined) return;
-    this.brokerEpoch = await zk.registerBroker({
-      id: this.config.brokerId,
-      endpoints: this._advertised,
-      rack: this.config.brokerRack,
-      jmxPort: -1,
-      timestampMs: this.time.milliseconds(),
-      features: {},
-    });
+    const brokerId = this.config.brokerId;
+    const store = this.store;
+    const dir = this.config.logDirs.find((d) => this.logDirLocks?.holds(d) === true);
+    const previous: PreviousRegistration | undefined =
+      store instanceof ZooKeeperMetadataStore && dir !== undefined
+        ? {
+            sessionId: readRegistrationSession(dir, brokerId),
+            waitMs: Math.ceil(store.negotiatedSessionTimeoutMs * 1.5),
+            record: (sessionId) => {
+              try {
+                writeRegistrationSession(dir, brokerId, sessionId);
+              } catch (e) {
+                this.logger.warn(
+                  `Cannot record the registration's ZooKeeper session in ${dir}: ${(e as Error).message} (a restart within the session timeout will then be refused)`,
+                );
+              }
+            },
+            time: this.time,
+            scheduler: this.scheduler,
+          }
+        : undefined;
+    this.brokerEpoch = await zk.registerBroker(
+      {
+        id: brokerId,
+        endpoints: this._advertised,
+        rack: this.config.brokerRack,
+        jmxPort: -1,
+        timestampMs: this.time.milliseconds(),
+        features: {},
+      },
+      previous,
+    );
   }
 
   /**

@@ -80,6 +80,11 @@ export class LogDirLocks {
     return locks;
   }
 
+  /** Whether this owner holds `dir`'s OS lock (false for a dir used unlocked or not locked at all). */
+  holds(dir: string): boolean {
+    return this.locks.get(dir)?.locked === true;
+  }
+
   /** Why `dir` could not be locked (it is then offline), or undefined. */
   failure(dir: string): Error | undefined {
     return this.failures.get(dir);

@@ -8,6 +8,10 @@
 //     three replicas identical batch by batch.
 //   - A reassignment in progress (its new replica suspended) survives a SIGKILL of the controller and
 //     completes once the replica returns.
+//   - decommission-broker moves only what must move (issue 32): with topics `spread` (every partition on
+//     broker 3) and `stay` (half of them on it), it starts exactly one reassignment per partition with a
+//     replica on 3, replaces that replica in place (the others keep their position), and every other
+//     partition keeps its exact replica list; the replacements spread over the remaining brokers.
 //   - Bad plans (syntax, types, unknown broker, duplicates, a partition that does not exist, log_dirs of
 //     the wrong length, an empty list): one line naming the file and JSON path, nothing changed.
 
@@ -314,7 +318,7 @@ test("a reassignment in progress survives a SIGKILL of the controller", async ()
   );
 });
 
-test("decommission-broker empties a broker, waits for the moves, then says it can be stopped", async () => {
+test("decommission-broker moves only the replicas on the broker, waits for the moves, then says it can be stopped", async () => {
   await withLogTails(
     () => cluster,
     async () => {
@@ -322,13 +326,23 @@ test("decommission-broker empties a broker, waits for the moves, then says it ca
       await c.startBroker(3);
       await c.waitForRegistered([0, 1, 2, 3], 30_000);
       await c.topics(["--create", "--topic", "spread", "--replica-assignment", "3:0,1:3,3:2"]);
-      await c.waitForDescribe(
-        "spread",
-        "3 partitions in sync",
-        20_000,
-        (ps) => ps.length === 3 && ps.every((p) => p.isr.length === 2),
-      );
+      // Partitions 2, 3 and 5 have a replica on broker 3; 0, 1 and 4 do not and must not move.
+      await c.topics(["--create", "--topic", "stay", "--replica-assignment", "0:1,1:2,2:3,3:0,1:0,3:1"]);
+      for (const [topic, n] of [
+        ["spread", 3],
+        ["stay", 6],
+      ] as const)
+        await c.waitForDescribe(
+          topic,
+          `${n} partitions in sync`,
+          20_000,
+          (ps) => ps.length === n && ps.every((p) => p.isr.length === 2),
+        );
       assert.equal(await produce("spread", "s", 3000), 3000);
+      const before = new Map([
+        ["spread", await c.assignment("spread")],
+        ["stay", await c.assignment("stay")],
+      ]);
       const r = await c.tributary(
         [
           "decommission-broker",
@@ -345,17 +359,48 @@ test("decommission-broker empties a broker, waits for the moves, then says it ca
       const out = lines(r.stdout);
       assert.match(
         out[0],
-        /^Decommissioning broker 3: 3 partitions of 1 topic have a replica on it; the other brokers are 0,1,2\.$/,
+        /^Decommissioning broker 3: 6 partitions of 2 topics have a replica on it; the other brokers are 0,1,2\.$/,
       );
       assert.equal(out[1], "Current partition replica assignment");
+      const shown = (i: number): string[] =>
+        (JSON.parse(out[i]) as { partitions: Array<{ topic: string; partition: number }> }).partitions.map(
+          (p) => `${p.topic}-${p.partition}`,
+        );
+      const moving = ["spread-0", "spread-1", "spread-2", "stay-2", "stay-3", "stay-5"];
+      assert.deepEqual(shown(2), moving, "the current assignment shown is that of the moving partitions");
       assert.equal(out[3], "Proposed partition reassignment configuration");
+      assert.deepEqual(shown(4), moving);
+      assert.ok(out.includes("Successfully started 6 partition reassignments"), show(r));
       assert.equal(out.at(-1), "Broker 3 holds no partition replicas now: it can be stopped.");
-      assert.ok(out.includes("Moved 3 of 3 partitions off broker 3"), show(r));
-      const parts = await c.describe("spread");
-      assert.ok(
-        parts.every((p) => !p.replicas.includes(3) && p.isr.length === 2),
-        JSON.stringify(parts),
-      );
+      assert.ok(out.includes("Moved 6 of 6 partitions off broker 3"), show(r));
+      const added = new Map<number, number>();
+      for (const [topic, was] of before) {
+        const now = await c.assignment(topic);
+        for (const [p, old] of was) {
+          const replicas = now.get(p)!;
+          const at = old.indexOf(3);
+          if (at < 0) {
+            assert.deepEqual(replicas, old, `${topic}-${p} had no replica on 3: untouched`);
+            continue;
+          }
+          assert.equal(replicas.length, old.length, `${topic}-${p}: ${replicas}`);
+          for (let i = 0; i < old.length; i++)
+            if (i !== at) assert.equal(replicas[i], old[i], `${topic}-${p}: ${old} → ${replicas}`);
+          assert.ok(
+            replicas[at] !== 3 && !old.includes(replicas[at]),
+            `${topic}-${p}: 3 replaced by a new broker (${old} → ${replicas})`,
+          );
+          added.set(replicas[at], (added.get(replicas[at]) ?? 0) + 1);
+        }
+      }
+      assert.equal(added.size, 3, `the 6 new replicas spread over 0,1,2: ${JSON.stringify([...added])}`);
+      for (const topic of ["spread", "stay"]) {
+        const parts = await c.describe(topic);
+        assert.ok(
+          parts.every((p) => !p.replicas.includes(3) && p.isr.length === 2),
+          JSON.stringify(parts),
+        );
+      }
       await c.stopBroker(3, "SIGTERM");
       assert.equal((await c.topics(["--describe", "--under-replicated-partitions"])).trim(), "");
       assert.equal((await consumeAll("spread", 3000)).length, 3000);

@@ -11,11 +11,16 @@
 // 127.0.0.1:<zk>/tributary --override listeners=PLAINTEXT://127.0.0.1:<port> --override log.dirs=… …`
 // run by `node` with Tributary's Node options (src/cli/node-options.ts) and the same build as this
 // process; it is ready when it logs "[KafkaServer id=<i>] started". Ports are free ones unless given.
+// Each broker's metrics port (metrics.http.listener=http://127.0.0.1:<port>, unless an --override sets it)
+// is a free port chosen when its broker-<i>.properties is first written and read back from that file on
+// every later start on the same --dir, so a broker restarted by hand from its properties file, or by the
+// next dev-cluster, keeps its /metrics address; a stored port some other process holds by then is
+// replaced by a free one, in one line.
 // Stopping sends SIGTERM to one broker at a time, the controller last (fewer controller moves), so
 // each runs its controlled shutdown while the others are still there to take its leaderships; then
 // ZooKeeper. Every wait is bounded; a process that does not stop in time is killed (SIGKILL).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -110,34 +115,80 @@ export function tributaryCommand(args: readonly string[]): string[] {
   return [...TRIBUTARY_NODE_OPTIONS, "-e", script, ...args];
 }
 
-/** Binds every port of `wanted` (0: any free one) on 127.0.0.1 at once; the bound ports. */
-async function reservePorts(wanted: readonly { port: number; what: string }[]): Promise<number[]> {
+/** A port to reserve: `port` 0 is any free one; `orFree` allows a free one when `port` is taken. */
+interface WantedPort {
+  readonly port: number;
+  readonly what: string;
+  readonly orFree?: boolean;
+}
+
+/** Listens on 127.0.0.1:port; the bound port, or the listen error. */
+function bind(server: Server, port: number): Promise<number> {
+  return new Promise<number>((res, rej) => {
+    server.once("error", rej);
+    server.listen(port, HOST, () => {
+      server.off("error", rej);
+      const addr = server.address();
+      if (addr === null || typeof addr === "string") rej(new Error("no TCP address"));
+      else res(addr.port);
+    });
+  });
+}
+
+/**
+ * Binds every port of `wanted` on 127.0.0.1 at once (the given ports first, so a free port picked for one
+ * entry is never another entry's given port); the bound ports in `wanted`'s order. A given port that is
+ * taken is a DevClusterError, unless its entry says `orFree`: then it gets a free one, and `taken` lists it.
+ */
+async function reservePorts(
+  wanted: readonly WantedPort[],
+): Promise<{ ports: number[]; taken: Array<{ index: number; port: number }> }> {
   const servers: Server[] = [];
   try {
-    const ports: number[] = [];
-    for (const w of wanted) {
-      const server = createServer();
+    const ports = new Array<number>(wanted.length).fill(0);
+    const taken: Array<{ index: number; port: number }> = [];
+    const order = wanted
+      .map((_, i) => i)
+      .sort((a, b) => Number(wanted[a].port === 0) - Number(wanted[b].port === 0));
+    for (const i of order) {
+      const w = wanted[i];
+      let server = createServer();
       servers.push(server);
-      await new Promise<void>((res, rej) => {
-        server.once("error", (e: NodeJS.ErrnoException) =>
-          rej(
-            new DevClusterError([
-              e.code === "EADDRINUSE"
-                ? `Port ${w.port} (${w.what}) is already in use on ${HOST}`
-                : `Cannot listen on ${HOST}:${w.port} (${w.what}): ${e.message}`,
-            ]),
-          ),
-        );
-        server.listen(w.port, HOST, () => res());
-      });
-      const addr = server.address();
-      if (addr === null || typeof addr === "string") throw new Error("no TCP address");
-      ports.push(addr.port);
+      try {
+        ports[i] = await bind(server, w.port);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "EADDRINUSE" && w.orFree === true) {
+          taken.push({ index: i, port: w.port });
+          server = createServer();
+          servers.push(server);
+          ports[i] = await bind(server, 0);
+          continue;
+        }
+        throw new DevClusterError([
+          code === "EADDRINUSE"
+            ? `Port ${w.port} (${w.what}) is already in use on ${HOST}`
+            : `Cannot listen on ${HOST}:${w.port} (${w.what}): ${(e as Error).message}`,
+        ]);
+      }
     }
-    return ports;
+    return { ports, taken };
   } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    await Promise.all(servers.map((s) => new Promise<void>((r) => (s.listening ? s.close(() => r()) : r()))));
   }
+}
+
+/** The metrics port a broker-<i>.properties written earlier holds (metrics.http.listener), or undefined. */
+export function storedMetricsPort(propertiesFile: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(propertiesFile, "utf8");
+  } catch {
+    return undefined;
+  }
+  const m = /^metrics\.http\.listener=http:\/\/127\.0\.0\.1:(\d+)\s*$/m.exec(text);
+  const port = m ? Number(m[1]) : 0;
+  return port > 0 && port < 65536 ? port : undefined;
 }
 
 function failure(summary: string, p: ManagedProcess): DevClusterError {
@@ -241,17 +292,35 @@ export class DevCluster {
   private async launch(install: ZooKeeperInstall): Promise<void> {
     const s = this.settings;
     const timeoutMs = s.startTimeoutMs ?? 60_000;
-    const wanted = [
+    const propertiesFile = (id: number): string => join(this.dir, `broker-${id}.properties`);
+    // Metrics ports: dev-cluster's unless an --override sets metrics.http.listener; the one an earlier run
+    // on this --dir wrote in broker-<i>.properties, else a free one.
+    const ownMetrics = !s.overrides.some(([k]) => k === "metrics.http.listener");
+    const storedMetrics = Array.from({ length: s.brokers }, (_, i) =>
+      ownMetrics && !this.temporary ? storedMetricsPort(propertiesFile(i)) : undefined,
+    );
+    const wanted: WantedPort[] = [
       { port: s.zookeeperPort ?? 0, what: "ZooKeeper" },
       ...Array.from({ length: s.brokers }, (_, i) => ({
         port: s.basePort === undefined ? 0 : s.basePort + i,
         what: `broker ${i}`,
       })),
+      ...(ownMetrics
+        ? storedMetrics.map((port, i) => ({ port: port ?? 0, what: `broker ${i}'s metrics`, orFree: true }))
+        : []),
     ];
-    const ports = await reservePorts(wanted);
+    const { ports, taken } = await reservePorts(wanted);
+    const metricsPortOf = (id: number): number => ports[1 + s.brokers + id];
     this.print(
       `Starting ZooKeeper and ${s.brokers} broker${s.brokers === 1 ? "" : "s"} in ${this.dir}${this.temporary ? " (removed when the cluster stops; --dir keeps it)" : ""}`,
     );
+    for (const t of taken) {
+      const id = t.index - 1 - s.brokers;
+      const given = wanted.find((w, i) => i !== t.index && w.port === t.port);
+      this.print(
+        `WARN: port ${t.port}, broker ${id}'s metrics port in ${propertiesFile(id)}, is ${given ? `given to ${given.what}` : "in use by another process"}: broker ${id}'s metrics move to port ${metricsPortOf(id)}`,
+      );
+    }
 
     // ZooKeeper: Kafka's config/zookeeper.properties (maxClientCnxns=0) on 127.0.0.1.
     this.zookeeperPort = ports[0];
@@ -310,7 +379,9 @@ export class DevCluster {
         ["zookeeper.connect", this.zookeeperConnect],
         ["listeners", listener],
         ["log.dirs", logDir],
-        ["metrics.http.listener", `http://${HOST}:0`],
+        ...(ownMetrics
+          ? [["metrics.http.listener", `http://${HOST}:${metricsPortOf(id)}`] as [string, string]]
+          : []),
         ...(rack !== undefined ? [["broker.rack", rack] as [string, string]] : []),
         // Fewer than 3 brokers cannot hold the internal topics at Kafka's replication factor of 3.
         ...(few < 3
@@ -322,12 +393,11 @@ export class DevCluster {
           : []),
         ...s.overrides.map(([k, v]) => [k, v] as [string, string]),
       ];
-      const propertiesFile = join(this.dir, `broker-${id}.properties`);
       writeFileSync(
-        propertiesFile,
+        propertiesFile(id),
         [
           `# Broker ${id} of the dev-cluster in ${this.dir} (written by tributary dev-cluster).`,
-          `# Start it again by hand with: npx tributary server-start ${propertiesFile}`,
+          `# Start it again by hand with: npx tributary server-start ${propertiesFile(id)}`,
           ...settings.map(([k, v]) => `${k}=${v}`),
           "",
         ].join("\n"),
@@ -346,7 +416,7 @@ export class DevCluster {
         listener,
         rack,
         logDir,
-        propertiesFile,
+        propertiesFile: propertiesFile(id),
         process: p,
         metricsUrl: undefined,
       });

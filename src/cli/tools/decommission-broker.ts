@@ -1,22 +1,19 @@
 // `tributary decommission-broker --broker-id N` (no Kafka tool does this in one step): moves every replica
-// off broker N so it can be stopped without leaving anything under-replicated. It plans the moves as
-// `reassign-partitions --generate` would for the topics with a replica on N over the remaining live
-// brokers, prints that plan and the current assignment (to roll back with reassign-partitions), starts the
-// reassignments, and waits, printing progress, until no partition lists N among its replicas. It will not
-// say "done" while N still holds the only in-sync copy of a partition: it names such partitions and keeps
-// waiting (up to --timeout, then exit 1). --throttle B/s throttles the moves as `reassign-partitions
+// off broker N so it can be stopped without leaving anything under-replicated. It moves only what must
+// move: each partition with a replica on N gets that replica replaced, in place, by a remaining live
+// broker (decommission-planning.ts: rack-aware, spreading evenly); every other partition is left alone.
+// It prints the current and the proposed assignment of those partitions (the first to roll back with
+// reassign-partitions), starts the reassignments, and waits, printing progress, until no partition lists
+// N among its replicas. It will not say "done" while N still holds the only in-sync copy of a partition:
+// it names such partitions and keeps waiting (up to --timeout, then exit 1). --throttle B/s throttles the moves as `reassign-partitions
 // --execute --throttle` does (same configs, same lines) and clears the throttles once they are complete.
 
 import { PartitionAdmin } from "../../client/admin/partition-admin.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption, commandConfigOption, withAdminClient } from "../tool-options.js";
+import { planBrokerRemoval } from "./decommission-planning.js";
 import { formatAsReassignmentJson } from "./reassign-partitions-json.js";
-import {
-  clusterBrokers,
-  currentAssignment,
-  proposeAssignment,
-  type TopicAssignments,
-} from "./reassignment-planning.js";
+import { clusterBrokers, currentAssignment, type TopicAssignments } from "./reassignment-planning.js";
 import {
   clearAllThrottles,
   modifyReassignmentThrottle,
@@ -27,7 +24,7 @@ import {
 export const DECOMMISSION_BROKER_SPEC: ToolSpec = {
   name: "decommission-broker",
   description:
-    "This tool moves every partition replica off a broker (planned as reassign-partitions --generate would for the other brokers), waits until it holds none, and says when it can be stopped.",
+    "This tool moves every partition replica off a broker (each replaced in place by one of the other brokers, rack-aware and spreading evenly; partitions without a replica on it are left alone), waits until it holds none, and says when it can be stopped.",
   options: [
     bootstrapServerOption("REQUIRED: The server(s) to connect to.", "server to connect to"),
     commandConfigOption("Admin client property file"),
@@ -77,9 +74,12 @@ async function decommission(args: ParsedArgs): Promise<number> {
     const partitions = new PartitionAdmin(admin.cluster);
     const topics = (await admin.listTopics({ listInternal: true })).map((t) => t.name);
     const all = await currentAssignment(admin, topics);
-    const onBroker = new Map(
-      [...all].filter(([, parts]) => [...parts.values()].some((r) => r.includes(brokerId))),
-    );
+    // topic → the partitions with a replica on the broker (their current replicas): all that moves.
+    const onBroker: TopicAssignments = new Map();
+    for (const [topic, parts] of all) {
+      const on = new Map([...parts].filter(([, r]) => r.includes(brokerId)));
+      if (on.size > 0) onBroker.set(topic, on);
+    }
     if (onBroker.size === 0) {
       process.stdout.write(
         `Broker ${brokerId} holds no partition replicas: nothing to move. It can be stopped.\n`,
@@ -88,13 +88,7 @@ async function decommission(args: ParsedArgs): Promise<number> {
     }
     const brokers = await clusterBrokers(admin);
     const remaining = brokers.map((b) => b.id).filter((id) => id !== brokerId);
-    const proposed = proposeAssignment(
-      onBroker,
-      brokers,
-      remaining,
-      !args.has("disable-rack-aware"),
-      "the remaining brokers",
-    );
+    const proposed = planBrokerRemoval(all, brokers, brokerId, !args.has("disable-rack-aware"));
     if ((await partitions.listPartitionReassignments()).length > 0)
       throw new UsageError(
         "Cannot decommission while other partition reassignments are in progress (reassign-partitions --list shows them); wait for them or cancel them first.",

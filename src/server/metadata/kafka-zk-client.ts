@@ -7,9 +7,15 @@
 // Log dir events (Kafka's LogDirEventNotification): a broker whose log dir fails (or, in Tributary, fills
 // up or has space again) creates the persistent sequential `/log_dir_event_notification/log_dir_event_<seq>`
 // holding {"version":1,"broker":<id>,"event":1}; the controller reads and deletes them.
+// A restarted broker whose previous session still holds /brokers/ids/<id> (a crash, then a restart within
+// zookeeper.session.timeout.ms) waits, bounded, for that registration to expire when it can tell it is its
+// own (registration-session-file.ts), instead of exiting as Kafka does; another session's is refused.
 
 import { Logger } from "../../common/logger.js";
+import type { Scheduler } from "../../common/scheduler.js";
+import type { Time } from "../../common/time.js";
 import { ensurePath, type MetadataStore, MetadataStoreError, type Op, type Stat } from "./metadata-store.js";
+import { sessionIdHex } from "./registration-session-file.js";
 import {
   BrokerIdZNode,
   type BrokerRegistration,
@@ -26,6 +32,27 @@ import {
   ZkPaths,
   type ZkReassignment,
 } from "./zk-data.js";
+
+/**
+ * How registerBroker treats a /brokers/ids/<id> left by this broker's own previous session: the session
+ * its last registration was made with (read back from its locked log dir), how long to wait for that
+ * registration to expire, and where to record the session of each new attempt before it is made.
+ */
+export interface PreviousRegistration {
+  /** The session of this broker's last registration, undefined when none is known. */
+  readonly sessionId: bigint | undefined;
+  /** The longest wait for that session's registration to go (ms). */
+  readonly waitMs: number;
+  /** Records the current session as the registration's, just before /brokers/ids/<id> is created. */
+  readonly record: (sessionId: bigint) => void;
+  readonly time: Time;
+  readonly scheduler: Scheduler;
+}
+
+/** Same session id, whatever the sign the two sides were read with. */
+function sameSession(a: bigint, b: bigint): boolean {
+  return BigInt.asUintN(64, a) === BigInt.asUintN(64, b);
+}
 
 export function isStoreError(e: unknown, code: string): boolean {
   return e instanceof MetadataStoreError && e.code === code;
@@ -141,21 +168,52 @@ export class KafkaZkClient {
 
   /**
    * Registers the broker (ephemeral /brokers/ids/<id>) and returns its epoch, the znode's czxid. A node
-   * left by this same session (a retried create) counts as ours; another session's is a clear error.
+   * left by this same session (a retried create) counts as ours. A node of `previous.sessionId` (this
+   * broker's own last registration, its process gone) is waited for, up to `previous.waitMs`, until
+   * ZooKeeper expires that session and deletes it; any other session's node — or that one still there
+   * after the wait, a session something keeps renewing — is refused in one line, as Kafka refuses it.
    */
-  async registerBroker(reg: BrokerRegistration): Promise<bigint> {
+  async registerBroker(reg: BrokerRegistration, previous?: PreviousRegistration): Promise<bigint> {
     const path = ZkPaths.brokerId(reg.id);
-    try {
-      await this.store.create(path, BrokerIdZNode.encode(reg), { ephemeral: true });
-    } catch (e) {
-      if (!isStoreError(e, "NodeExists")) throw e;
+    const prior = previous?.sessionId;
+    const startNs = previous?.time.nanoseconds() ?? 0n;
+    const waitedMs = (): number => Number((previous!.time.nanoseconds() - startNs) / 1_000_000n);
+    let waiting = false;
+    for (;;) {
       const st = await this.store.exists(path);
-      if (st === undefined || st.ephemeralOwner !== this.store.sessionId) {
-        throw new Error(
-          `broker.id ${reg.id} is already registered at ${path} by another session (another broker uses this id)`,
-        );
+      if (st !== undefined) {
+        if (sameSession(st.ephemeralOwner, this.store.sessionId)) break;
+        const ownPrevious =
+          previous !== undefined && prior !== undefined && sameSession(st.ephemeralOwner, prior);
+        if (!ownPrevious || waitedMs() >= previous.waitMs) {
+          throw new Error(
+            waiting
+              ? `broker.id ${reg.id} is still registered at ${path} by the previous session ${sessionIdHex(st.ephemeralOwner)} after ${waitedMs()} ms: a process keeps that session alive (another broker uses this id)`
+              : `broker.id ${reg.id} is already registered at ${path} by another session (another broker uses this id)`,
+          );
+        }
+        if (!waiting) {
+          waiting = true;
+          this.log.info(
+            `waiting up to ${previous.waitMs} ms for the registration of broker.id ${reg.id} by the previous session ${sessionIdHex(st.ephemeralOwner)} to expire`,
+          );
+        }
+        await this.awaitDeletion(path, previous.waitMs - waitedMs(), previous.scheduler);
+        continue;
+      }
+      previous?.record(this.store.sessionId);
+      try {
+        await this.store.create(path, BrokerIdZNode.encode(reg), { ephemeral: true });
+        break;
+      } catch (e) {
+        if (!isStoreError(e, "NodeExists")) throw e;
+        // Created meanwhile: the owner decides (the loop looks again).
       }
     }
+    if (waiting)
+      this.log.info(
+        `The registration of broker.id ${reg.id} by the previous session expired after ${waitedMs()} ms`,
+      );
     const st = (await this.store.exists(path)) as Stat;
     this.log.info(
       `Registered broker ${reg.id} at path ${path} with addresses: ${reg.endpoints
@@ -163,6 +221,22 @@ export class KafkaZkClient {
         .join(",")}, czxid (broker epoch): ${st.czxid}`,
     );
     return st.czxid;
+  }
+
+  /** Resolves when `path` is deleted (a watch) or after `ms` (at least a few ms), whichever is first. */
+  private async awaitDeletion(path: string, ms: number, scheduler: Scheduler): Promise<void> {
+    let done: () => void = () => {};
+    const over = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const timer = scheduler.schedule("broker-registration-wait", () => done(), Math.max(10, ms));
+    try {
+      const st = await this.store.exists(path, () => done());
+      if (st === undefined) return;
+      await over;
+    } finally {
+      timer.cancel();
+    }
   }
 
   /** Kafka's generateBrokerSequenceId: the new data version of /brokers/seqid (created when missing). */

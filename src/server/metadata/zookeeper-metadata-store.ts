@@ -146,6 +146,11 @@ export class ZooKeeperMetadataStore implements MetadataStore {
     return this.session.sessionId;
   }
 
+  /** The session timeout the server granted this session (the requested one before it connected). */
+  get negotiatedSessionTimeoutMs(): number {
+    return this.session.negotiatedSessionTimeoutMs;
+  }
+
   /** The current session's password (tools and tests that resume the session elsewhere). */
   get sessionPassword(): Buffer {
     return this.session.sessionPassword;

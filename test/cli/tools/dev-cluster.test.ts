@@ -4,7 +4,9 @@
 // Also: bad flags are one line; a broker that cannot start is reported with its last lines and the
 // cluster is stopped; a taken port and a missing ZooKeeper install are one line. --dir is locked: a second
 // dev-cluster on it refuses in one line naming the dir and the first one's pid, before it writes or starts
-// anything, and the first cluster keeps serving.
+// anything, and the first cluster keeps serving. Each broker's metrics port is a fixed one in its
+// broker-<i>.properties, serving /metrics, and the same after a restart on the same --dir (issue 32); a
+// stored port taken by another process meanwhile is one WARN line and another port.
 
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -195,11 +197,15 @@ describe("tributary dev-cluster", () => {
     }
   });
 
-  it("locks --dir: a second dev-cluster on it refuses in one line naming the dir and the pid", async () => {
+  it("locks --dir (a second dev-cluster refuses in one line naming the dir and the pid) and keeps each broker's metrics port across restarts", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-dev-cluster-dir-"));
-    const dc = startCommand(process.execPath, tributaryArgv(["dev-cluster", "--brokers", "1", "--dir", dir]));
-    let stopped = false;
-    try {
+    const props = join(dir, "broker-0.properties");
+    /** Starts dev-cluster on `dir` and waits for its bootstrap line. */
+    const startOnDir = async (): Promise<{ dc: BackgroundCommand; bootstrap: string }> => {
+      const dc = startCommand(
+        process.execPath,
+        tributaryArgv(["dev-cluster", "--brokers", "1", "--dir", dir]),
+      );
       const bootstrap = await waitFor("the bootstrap line", 45_000, async () => {
         for (const pid of printedPids(dc.stdout())) leftovers.add(pid);
         const m = /^Bootstrap servers: (\S+) /m.exec(dc.stdout());
@@ -207,7 +213,35 @@ describe("tributary dev-cluster", () => {
         const early = await Promise.race([dc.exited, sleep(0).then(() => undefined)]);
         if (early) throw new Error(describeResult("dev-cluster exited early", early));
         return undefined;
+      }).catch(async (e) => {
+        const r = await dc.stop("SIGKILL");
+        throw new Error(`${(e as Error).message}\n${describeResult("dev-cluster", r)}`);
       });
+      return { dc, bootstrap };
+    };
+    /** The metrics port broker-0.properties holds: a fixed one, printed, and serving /metrics. */
+    const metricsPort = async (out: string): Promise<number> => {
+      const m = /^metrics\.http\.listener=http:\/\/127\.0\.0\.1:(\d+)$/m.exec(readFileSync(props, "utf8"));
+      assert.ok(m, readFileSync(props, "utf8"));
+      const port = Number(m[1]);
+      assert.ok(port > 0, `a fixed port, not :0 (${m[0]})`);
+      const url = `http://127.0.0.1:${port}/metrics`;
+      assert.match(out, new RegExp(`^Broker 0 \\(pid \\d+\\) listening on .*, metrics on ${url}\\)$`, "m"));
+      const res = await fetch(url);
+      assert.equal(res.status, 200, url);
+      assert.match(await res.text(), /^kafka_server_/m, `${url} serves the broker's metrics`);
+      return port;
+    };
+    let running: BackgroundCommand | undefined;
+    const stopRunning = async (): Promise<void> => {
+      const r = await running!.stop("SIGINT", 60_000);
+      running = undefined;
+      assert.equal(r.code, 0, describeResult("dev-cluster after SIGINT", r));
+    };
+    try {
+      const first = await startOnDir();
+      const dc = first.dc;
+      running = dc;
       const written = ["zoo.cfg", "broker-0.properties"].map((f) => statSync(join(dir, f)).mtimeMs);
       const t0 = Date.now();
       const second = await runTributary(["dev-cluster", "--brokers", "1", "--dir", dir], {
@@ -227,16 +261,42 @@ describe("tributary dev-cluster", () => {
         "the first cluster's files are not rewritten",
       );
       for (const pid of printedPids(dc.stdout())) assert.ok(alive(pid), `pid ${pid} still runs`);
-      const listed = await runTributary(["topics", "--bootstrap-server", bootstrap, "--list"]);
+      const listed = await runTributary(["topics", "--bootstrap-server", first.bootstrap, "--list"]);
       assert.equal(listed.code, 0, describeResult("topics --list on the first cluster", listed));
-
-      const r = await dc.stop("SIGINT", 60_000);
-      stopped = true;
-      assert.equal(r.code, 0, describeResult("dev-cluster after SIGINT", r));
+      const port = await metricsPort(dc.stdout());
+      await stopRunning();
       assert.ok(existsSync(join(dir, "broker-0")), "--dir is kept");
-      console.log(`second dev-cluster refused in ${refusedMs} ms`);
+
+      // The next dev-cluster on the same --dir: the same metrics port.
+      const again = await startOnDir();
+      running = again.dc;
+      assert.equal(await metricsPort(again.dc.stdout()), port, "the same metrics port after a restart");
+      await stopRunning();
+
+      // The stored port taken by another process meanwhile: one line, and another port.
+      const squatter = createServer();
+      await new Promise<void>((res) => squatter.listen(port, "127.0.0.1", () => res()));
+      try {
+        const moved = await startOnDir();
+        running = moved.dc;
+        const out = moved.dc.stdout();
+        const newPort = await metricsPort(out);
+        assert.notEqual(newPort, port);
+        assert.deepEqual(
+          out.split("\n").filter((l) => l.includes("metrics port")),
+          [
+            `WARN: port ${port}, broker 0's metrics port in ${props}, is in use by another process: broker 0's metrics move to port ${newPort}`,
+          ],
+        );
+        await stopRunning();
+      } finally {
+        await new Promise<void>((res) => squatter.close(() => res()));
+      }
+      console.log(
+        `second dev-cluster refused in ${refusedMs} ms; metrics port ${port} kept across a restart`,
+      );
     } finally {
-      if (!stopped) await dc.stop("SIGKILL");
+      if (running !== undefined) await running.stop("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
   });
