@@ -324,6 +324,7 @@ export class KafkaServer {
             return Number.isInteger(v) && v > 0 ? v : config.getInt("min.insync.replicas");
           },
           fetchMaxBytes: config.getInt("fetch.max.bytes"),
+          metadataCacheContains: (tp) => cache.partitionState(tp.topic, tp.partition) !== undefined,
         },
         this.metrics.brokerTopicStats,
       );

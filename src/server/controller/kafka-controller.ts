@@ -499,8 +499,10 @@ export class KafkaController {
     this.log.info(`New topics: [${added.join(",")}]`);
     const created: TopicPartitionKey[] = [];
     for (const topic of added) {
-      const a = await this.zk.getTopicAssignment(topic);
+      // The watch before the read: partitions added in between (CreatePartitions reads the store, so it
+      // can follow CreateTopics at once) are then either read here or announced by the watch.
       await this.watchTopic(topic);
+      const a = await this.zk.getTopicAssignment(topic);
       if (!a) continue;
       ctx.topicIds.set(topic, a.topicId);
       ctx.assignments.set(topic, new Map([...a.partitions].map(([p, r]) => [p, [...r]])));
@@ -512,8 +514,8 @@ export class KafkaController {
   private async onPartitionModification(topic: string): Promise<void> {
     if (!this.active) return;
     const ctx = this.context;
-    const a = await this.zk.getTopicAssignment(topic);
     await this.watchTopic(topic);
+    const a = await this.zk.getTopicAssignment(topic);
     if (!a || !ctx.assignments.has(topic) || ctx.topicsToBeDeleted.has(topic)) return;
     const cur = ctx.assignments.get(topic)!;
     const added: TopicPartitionKey[] = [];

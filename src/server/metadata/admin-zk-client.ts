@@ -2,8 +2,9 @@
 // kafka.zk.AdminZkClient). A new topic is /config/topics/<t> plus /brokers/topics/<t> (topic id and
 // assignment) in one multi; a deletion is the /admin/delete_topics/<t> marker the controller acts on; new
 // partitions are the topic's assignment rewritten with a compare-and-set on its version. Also whether a
-// name is free (exists, queued for deletion, or colliding with another topic's metric name). It decides
-// nothing about placement or defaults (TopicAdmin) and writes no partition state (the controller does).
+// name is free (exists, queued for deletion, or colliding with another topic's metric name) and whether a
+// topic's znode exists. It decides nothing about placement or defaults (TopicAdmin) and writes no
+// partition state (the controller does).
 
 import { KafkaError } from "../../protocol/errors.js";
 import { isStoreError } from "./admin-errors.js";
@@ -91,12 +92,21 @@ export class AdminZkClient {
     }
   }
 
-  /** The topic's assignment as stored, or undefined when the metadata cache does not know the topic. */
+  /**
+   * The topic's assignment as stored, or undefined when /brokers/topics/<t> does not exist. Read from the
+   * store, not the metadata cache (Kafka's getFullReplicaAssignmentForTopics): a topic just created is found
+   * before the controller has made its partitions and told the brokers.
+   */
   async readTopicAssignment(name: string): Promise<VersionedTopicAssignment | undefined> {
     const path = ZkPaths.topic(name);
-    const node = this.cache.hasTopic(name) ? await this.store.get(path) : undefined;
+    const node = await this.store.get(path);
     if (!node) return undefined;
     return { assignment: TopicZNode.decode(path, node.data), version: node.stat.version };
+  }
+
+  /** Whether /brokers/topics/<t> exists (Kafka's KafkaZkClient.topicExists); `name` must be a valid name. */
+  async topicExists(name: string): Promise<boolean> {
+    return (await this.store.exists(ZkPaths.topic(name))) !== undefined;
   }
 
   /**

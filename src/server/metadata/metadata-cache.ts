@@ -479,8 +479,13 @@ export class MetadataCache {
     this.pending.entityConfigs.add(entityPath);
   }
 
+  /**
+   * Reads /config/topics/<t> for a topic the cache knows, or whose config it has loaded already (a
+   * LeaderAndIsr creating its logs before UpdateMetadata announced it: a change made in between must reach
+   * those logs); `force` reads it in any case.
+   */
   private async loadTopicConfig(topic: string, force = false): Promise<void> {
-    if (!force && !this.topics.has(topic)) return;
+    if (!force && !this.topics.has(topic) && !this.topicConfigs.has(topic)) return;
     const n = await this.store.get(ZkPaths.configTopic(topic));
     const config = n ? ConfigEntityZNode.decode(ZkPaths.configTopic(topic), n.data) : {};
     this.topicConfigs.set(topic, config);

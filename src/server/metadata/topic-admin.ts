@@ -8,6 +8,9 @@
 // AutoTopicCreationManager's. The controller turns the znodes into partition states, the MetadataCache
 // serves the result. Requests with a timeout wait for the cache to show the outcome (as Kafka's
 // DelayedCreatePartitions / DelayedDeleteTopics), answering REQUEST_TIMED_OUT when it does not.
+// A topic created a moment ago exists for every admin request: CreatePartitions reads its assignment from
+// the store (as Kafka); DeleteTopics and the topic config requests, which act on what the metadata cache
+// shows, first wait (up to TOPIC_METADATA_WAIT_MS) for a topic whose znode exists to reach the cache.
 
 import { Logger } from "../../common/logger.js";
 import type { Scheduler } from "../../common/scheduler.js";
@@ -26,6 +29,7 @@ import {
   type IncrementalAlterConfigsResource,
 } from "./config-admin.js";
 import {
+  ConfigResourceType,
   type DescribedConfig,
   describeTopicConfig,
   TOPIC_CONFIG_NAMES,
@@ -38,7 +42,7 @@ import {
   brokerPlacements,
   startIndexForNewPartitions,
 } from "./replica-assignment.js";
-import { checkPartitionBatch, validateReplicaAssignment } from "./topic-validation.js";
+import { checkPartitionBatch, isValidTopicName, validateReplicaAssignment } from "./topic-validation.js";
 import { randomUuid, ZERO_UUID } from "./zk-data.js";
 
 // ---- requests and results ----
@@ -133,8 +137,22 @@ export function topicAdminOptionsFrom(
   };
 }
 
+/**
+ * How long DeleteTopics, DescribeConfigs, AlterConfigs and IncrementalAlterConfigs wait for a topic whose
+ * /brokers/topics znode exists to appear in this broker's metadata cache (the controller's UpdateMetadata
+ * after it made the partitions: milliseconds in a healthy cluster). Past it they answer as the cache says.
+ */
+export const TOPIC_METADATA_WAIT_MS = 5000;
+
 function err(name: ErrorName, message?: string): KafkaError {
   return new KafkaError(name, message);
+}
+
+/** The names of the TOPIC resources of a config request. */
+function topicResourceNames(
+  resources: ReadonlyArray<{ readonly resourceType: number; readonly resourceName: string }>,
+): string[] {
+  return resources.filter((r) => r.resourceType === ConfigResourceType.TOPIC).map((r) => r.resourceName);
 }
 
 export class TopicAdmin {
@@ -318,6 +336,9 @@ export class TopicAdmin {
       t.name !== null && t.name !== "" ? `n:${t.name}` : `i:${t.topicId}`;
     const counts = new Map<string, number>();
     for (const t of targets) counts.set(key(t), (counts.get(key(t)) ?? 0) + 1);
+    await this.awaitTopicMetadata(
+      targets.flatMap((t) => (t.name !== null && t.name !== "" && t.topicId === ZERO_UUID ? [t.name] : [])),
+    );
     const results: DeleteTopicResult[] = [];
     const queued: string[] = [];
     for (const t of targets) {
@@ -414,7 +435,8 @@ export class TopicAdmin {
   }
 
   private async createPartitionsFor(t: NewPartitions, validateOnly: boolean, attempt = 0): Promise<void> {
-    const current = await this.adminZk.readTopicAssignment(t.name);
+    // From the store, as Kafka (getFullReplicaAssignmentForTopics): found before the cache has it.
+    const current = isValidTopicName(t.name) ? await this.adminZk.readTopicAssignment(t.name) : undefined;
     if (!current) throw err("UNKNOWN_TOPIC_OR_PARTITION", `The topic '${t.name}' does not exist.`);
     if (this.cache.isMarkedForDeletion(t.name)) {
       throw err("INVALID_TOPIC_EXCEPTION", `The topic '${t.name}' is queued for deletion.`);
@@ -464,28 +486,55 @@ export class TopicAdmin {
 
   // ---- DescribeConfigs / AlterConfigs / IncrementalAlterConfigs (ConfigAdmin) ----
 
-  describeConfigs(
+  async describeConfigs(
     resources: readonly ConfigResourceRequest[],
     includeSynonyms: boolean,
     includeDocumentation: boolean,
-  ): DescribeConfigsResourceResult[] {
+  ): Promise<DescribeConfigsResourceResult[]> {
+    await this.awaitTopicMetadata(topicResourceNames(resources));
     return this.configAdmin.describeConfigs(resources, includeSynonyms, includeDocumentation);
   }
 
   /** AlterConfigs: replaces the entity's whole set of overrides. */
-  alterConfigs(
+  async alterConfigs(
     resources: readonly AlterConfigsResource[],
     validateOnly: boolean,
   ): Promise<AlterConfigsResult[]> {
+    await this.awaitTopicMetadata(topicResourceNames(resources));
     return this.configAdmin.alterConfigs(resources, validateOnly);
   }
 
   /** IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT on the entity's current overrides. */
-  incrementalAlterConfigs(
+  async incrementalAlterConfigs(
     resources: readonly IncrementalAlterConfigsResource[],
     validateOnly: boolean,
   ): Promise<AlterConfigsResult[]> {
+    await this.awaitTopicMetadata(topicResourceNames(resources));
     return this.configAdmin.incrementalAlterConfigs(resources, validateOnly);
+  }
+
+  /**
+   * Waits, up to TOPIC_METADATA_WAIT_MS, until the metadata cache knows each named topic whose znode
+   * exists although the cache does not show it yet: a topic created a moment ago, whose partitions the
+   * controller has not yet made and announced. Requests that act on what the cache shows then find it.
+   * Topics that are queued for deletion or absent from the store, and invalid names, are not waited for.
+   * Only after the cache has the topic is a deletion marker safe: the controller drops a marker for a topic
+   * it does not know yet (Kafka's processTopicDeletion), and the cache learns topics from the controller.
+   */
+  private async awaitTopicMetadata(names: readonly string[]): Promise<void> {
+    const known = (n: string): boolean => this.cache.hasTopic(n) || this.cache.isMarkedForDeletion(n);
+    const pending: string[] = [];
+    for (const n of new Set(names)) {
+      if (known(n) || !isValidTopicName(n)) continue;
+      try {
+        if (await this.adminZk.topicExists(n)) pending.push(n);
+      } catch (e) {
+        // The store unreachable: answer from the cache, as without the wait.
+        this.log.debug(`Could not look up topic ${n} in the store: ${(e as Error).message}`);
+      }
+    }
+    if (pending.length === 0) return;
+    await this.cache.waitUntil(() => pending.every(known), TOPIC_METADATA_WAIT_MS, this.options.scheduler);
   }
   /** Writes a user/client config entity (SCRAM credentials, quotas): ConfigAdmin.writeUserClientConfig. */
   writeUserClientConfig(entityPath: string, config: Record<string, string>): Promise<void> {

@@ -61,6 +61,12 @@ export interface ReplicaManagerConfig {
   readonly maxIncrementalFetchSessionCacheSlots?: number;
   /** How long an unused fetch session is kept before it may be evicted (Kafka: 120 s). */
   readonly fetchSessionEvictionMs?: number;
+  /**
+   * Whether this broker's metadata cache has the partition (Kafka's metadataCache.contains(tp)): a partition
+   * not hosted here is NOT_LEADER_OR_FOLLOWER when it does, UNKNOWN_TOPIC_OR_PARTITION when it does not.
+   * Default: never (every partition not hosted is unknown).
+   */
+  readonly metadataCacheContains?: (tp: TopicPartition) => boolean;
 }
 
 /** A producer's batches for one partition. */
@@ -227,10 +233,20 @@ export class ReplicaManager {
     return this.topicNames.get(topicId);
   }
 
-  /** The partition if this broker leads it; else throws UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER. */
+  /**
+   * The partition if this broker hosts it. Otherwise, as Kafka's getPartitionOrError: NOT_LEADER_OR_FOLLOWER
+   * when the metadata cache has the partition (it lives on other brokers: the client refreshes its metadata
+   * and goes there), UNKNOWN_TOPIC_OR_PARTITION when it does not.
+   */
   getPartitionOrException(tp: TopicPartition): Partition {
     const p = this.getPartition(tp);
     if (p === undefined) {
+      if (this.config.metadataCacheContains?.(tp)) {
+        throw new KafkaError(
+          "NOT_LEADER_OR_FOLLOWER",
+          `Error while fetching partition state for ${topicPartitionKey(tp)}`,
+        );
+      }
       throw new KafkaError(
         "UNKNOWN_TOPIC_OR_PARTITION",
         `This server does not host this topic-partition: ${topicPartitionKey(tp)}`,

@@ -286,7 +286,7 @@ describe("TopicAdmin configs", () => {
       [topic("cfg", { configs: [{ name: "cleanup.policy", value: "compact" }] })],
       create,
     );
-    const [r] = s.admin.describeConfigs(
+    const [r] = await s.admin.describeConfigs(
       [{ resourceType: ConfigResourceType.TOPIC, resourceName: "cfg", configurationKeys: null }],
       true,
       true,
@@ -315,7 +315,7 @@ describe("TopicAdmin configs", () => {
     assert.equal(ret.source, ConfigSource.DEFAULT_CONFIG);
     assert.deepEqual(ret.synonyms, []);
     assert.equal(by.get("min.insync.replicas")!.configType, 3);
-    const [only] = s.admin.describeConfigs(
+    const [only] = await s.admin.describeConfigs(
       [
         {
           resourceType: ConfigResourceType.TOPIC,
@@ -330,7 +330,7 @@ describe("TopicAdmin configs", () => {
       only.configs.map((c) => [c.name, c.value, c.synonyms.length, c.documentation]),
       [["retention.bytes", "-1", 0, null]],
     );
-    const [unknown, invalid, badType] = s.admin.describeConfigs(
+    const [unknown, invalid, badType] = await s.admin.describeConfigs(
       [
         { resourceType: ConfigResourceType.TOPIC, resourceName: "nope", configurationKeys: null },
         { resourceType: ConfigResourceType.TOPIC, resourceName: "bad/name", configurationKeys: null },
@@ -347,13 +347,15 @@ describe("TopicAdmin configs", () => {
 
   it("describes broker configs; dynamic broker and default configs take precedence", async () => {
     const s = await stack({ staticConfig: { "log.retention.hours": "24", "num.partitions": "3" } });
-    const describe = (name: string, keys: string[] | null) =>
-      s.admin.describeConfigs(
-        [{ resourceType: ConfigResourceType.BROKER, resourceName: name, configurationKeys: keys }],
-        true,
-        false,
+    const describe = async (name: string, keys: string[] | null) =>
+      (
+        await s.admin.describeConfigs(
+          [{ resourceType: ConfigResourceType.BROKER, resourceName: name, configurationKeys: keys }],
+          true,
+          false,
+        )
       )[0];
-    let r = describe("0", ["log.retention.hours", "num.partitions", "broker.id", "log.retention.ms"]);
+    let r = await describe("0", ["log.retention.hours", "num.partitions", "broker.id", "log.retention.ms"]);
     const by = new Map(r.configs.map((c) => [c.name, c]));
     assert.equal(by.get("log.retention.hours")!.source, ConfigSource.STATIC_BROKER_CONFIG);
     assert.deepEqual(by.get("log.retention.hours")!.synonyms, [
@@ -388,7 +390,7 @@ describe("TopicAdmin configs", () => {
       false,
     );
     assert.equal(a.error, null);
-    r = describe("0", ["log.retention.ms"]);
+    r = await describe("0", ["log.retention.ms"]);
     assert.equal(r.configs[0].value, "7000");
     assert.equal(r.configs[0].source, ConfigSource.DYNAMIC_BROKER_CONFIG);
     assert.deepEqual(
@@ -400,21 +402,21 @@ describe("TopicAdmin configs", () => {
         ["log.retention.hours", "168", 5],
       ],
     );
-    const dflt = describe("", null);
+    const dflt = await describe("", null);
     assert.deepEqual(
       dflt.configs.map((c) => [c.name, c.value, c.source]),
       [["log.retention.ms", "5000", 3]],
     );
     // Topics see the dynamic broker value.
     await s.admin.createTopics([topic("t")], create);
-    const [t] = s.admin.describeConfigs(
+    const [t] = await s.admin.describeConfigs(
       [{ resourceType: ConfigResourceType.TOPIC, resourceName: "t", configurationKeys: ["retention.ms"] }],
       false,
       false,
     );
     assert.equal(t.configs[0].value, "7000");
     assert.equal(t.configs[0].source, ConfigSource.DYNAMIC_BROKER_CONFIG);
-    assert.equal(describe("5", null).error?.code, ErrorCode.INVALID_REQUEST);
+    assert.equal((await describe("5", null)).error?.code, ErrorCode.INVALID_REQUEST);
     const [ro] = await s.admin.alterConfigs(
       [
         {
