@@ -17,7 +17,8 @@
 //     to the repeat); a LeaderAndIsr captured earlier sent again to its broker (it must change nothing:
 //     every partition answered with an error); an AlterPartition captured earlier sent again to the
 //     controller (ZooKeeper's ISR and partition epoch must not change); LeaderAndIsr, UpdateMetadata and
-//     AlterPartition answers held 0.5–3 s while a leader is SIGTERMed and restarted or cut off for 1–3 s;
+//     AlterPartition answers held 0.5–3 s while a leader is SIGTERMed and restarted or cut off past the
+//     session timeout;
 //   - ZooKeeper: SIGSTOP of the ZooKeeper server for 1–2.5 s (within the session timeout: nothing moves),
 //     or for the session timeout plus 1–3 s (sessions expire: brokers register again, a controller is
 //     elected), then SIGCONT.
@@ -1206,7 +1207,9 @@ const heldRules = new Set<{ disarm(): void }>();
 /**
  * delay-control-plane: every LeaderAndIsr, UpdateMetadata and AlterPartition answer held 0.5–3 s (later
  * answers on the connection wait behind it) while a partition's leader is SIGTERMed and restarted, or cut
- * off for 1–3 s; then what those faults require.
+ * off from the other brokers and ZooKeeper past the session timeout and healed (elections, the victim's
+ * return and the ISR expansions all under held answers); then what sigterm-leader or partition-leader
+ * requires.
  */
 async function delayControlPlane(x: FaultContext): Promise<FaultOutcome> {
   const { c, topic, rng } = x;
@@ -1216,7 +1219,7 @@ async function delayControlPlane(x: FaultContext): Promise<FaultOutcome> {
   const partition = rng.int(0, PARTITIONS - 1);
   const victim = (await view(c, topic))[partition].leader;
   x.log(
-    `control-plane answers held ${ms} ms while broker ${victim} (leader of partition ${partition}) is ${sigterm ? "SIGTERMed and restarted" : "cut off 1–3 s"}`,
+    `control-plane answers held ${ms} ms while broker ${victim} (leader of partition ${partition}) is ${sigterm ? "SIGTERMed and restarted" : "cut off past the session timeout"}`,
   );
   const rules = [ApiKey.LeaderAndIsr, ApiKey.UpdateMetadata, ApiKey.AlterPartition].map((apiKey) =>
     proxy.delayResponses({ apiKey }, ms, Number.POSITIVE_INFINITY),
@@ -1224,7 +1227,7 @@ async function delayControlPlane(x: FaultContext): Promise<FaultOutcome> {
   for (const r of rules) heldRules.add(r);
   let r: Pick<FaultRecord, "movedMs" | "downMs" | "recoveredMs">;
   try {
-    r = sigterm ? await signalFault(x, "SIGTERM", victim, false) : await blip(x, victim);
+    r = sigterm ? await signalFault(x, "SIGTERM", victim, false) : await isolateAndHeal(x, victim);
   } finally {
     for (const rule of rules) {
       rule.disarm();
@@ -1236,7 +1239,7 @@ async function delayControlPlane(x: FaultContext): Promise<FaultOutcome> {
     victim,
     partition,
     ...r,
-    detail: `${sigterm ? "SIGTERM and restart" : "short cut"} of broker ${victim} with ${held} control-plane answers held ${ms} ms`,
+    detail: `${sigterm ? "SIGTERM and restart" : "network partition"} of broker ${victim} with ${held} control-plane answers held ${ms} ms`,
     effects: { controlPlaneAnswersHeld: held },
   };
 }
