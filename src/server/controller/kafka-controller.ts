@@ -108,6 +108,12 @@ export class KafkaController {
         return;
       }
       if (isStoreError(e, "SessionExpired")) return;
+      // ZooKeeper unreachable (a network partition, ZooKeeper paused): expected, said in one line; the
+      // session's expiry or the reconnection decides what happens next.
+      if (isStoreError(e, "ConnectionLoss")) {
+        this.log.warn(`Event ${name} could not reach ZooKeeper: ${(e as Error).message}`);
+        return;
+      }
       this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
     });
   }
