@@ -180,7 +180,13 @@ export class AlterPartitionManager {
       .then(
         (results) => {
           this.consecutiveFailures = 0;
-          return this.onResponse(batch, results);
+          try {
+            return this.onResponse(batch, results);
+          } catch (e) {
+            // Never leaves the request marked in flight (nothing would be sent again).
+            this.log.error(`Handling the AlterPartition answer failed: ${(e as Error).stack ?? e}`);
+            return [...batch.values()];
+          }
         },
         (e: unknown) => {
           // Said once per run of failures (they repeat every 50 ms while no controller answers).
