@@ -32,7 +32,7 @@ import { Logger } from "../common/logger.js";
 import { MemoryPool } from "../common/memory-pool.js";
 import { type Scheduler, SystemScheduler } from "../common/scheduler.js";
 import { SYSTEM_TIME, type Time } from "../common/time.js";
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../protocol/errors.js";
 import { ApiKey, Apis } from "../protocol/generated/api-table.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
@@ -785,7 +785,7 @@ export class KafkaServer {
           return;
         }
         this.logger.info(
-          `Remaining partitions to move: ${remaining}; controlled shutdown error code ${errorCode} (attempt ${attempt + 1})`,
+          `Remaining partitions to move: ${remaining}; controlled shutdown error ${errorNameOf(errorCode)} (attempt ${attempt + 1})`,
         );
       } catch (e) {
         this.logger.warn(
