@@ -9,6 +9,7 @@ import { securityFromProperties } from "../client/config-parsing.js";
 import { KafkaClientError } from "../client/errors.js";
 import { CLIENT_SOFTWARE_VERSION } from "../client/network/broker-connection.js";
 import { loadPropertiesFile } from "../client/producer/properties-file.js";
+import { StdoutClosedError } from "./tool-output.js";
 
 export interface OptionDef {
   readonly name: string;
@@ -177,8 +178,9 @@ export function errorLine(e: unknown): string {
 
 /**
  * Runs a tool: `--help` prints the help (exit 0), no arguments print the help and exit 1 (as Kafka's
- * tools do), a UsageError prints its one line (exit 1); any other error prints `errorPrefix` + its
- * message (exit 1).
+ * tools do), a UsageError prints its one line (exit 1); a StdoutClosedError (the reader of a tool's
+ * output has gone, tool-output.ts) ends the run quietly (exit 0); any other error prints `errorPrefix` +
+ * its message (exit 1).
  */
 export async function runTool(
   spec: ToolSpec,
@@ -212,6 +214,7 @@ export async function runTool(
   try {
     return await body(args);
   } catch (e) {
+    if (e instanceof StdoutClosedError) return 0;
     const prefix = e instanceof UsageError && !options.prefixUsageErrors ? "" : (options.errorPrefix ?? "");
     const line = `${prefix}${errorLine(e)}`;
     process.stderr.write(`${line.split("\n")[0]}\n`);

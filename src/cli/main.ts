@@ -1,10 +1,12 @@
 // The `tributary <tool>` dispatcher: one sub-command per Kafka script (kafka-topics.sh → `topics`, …).
 // Tools register here as they are built; an unknown tool or a bad flag is one line on stderr and a
 // non-zero exit status, never a stack trace. Before any tool runs, the C library's allocator is tuned
-// for large buffers (src/common/allocator-tuning.ts), as Kafka's scripts set the JVM's options.
+// for large buffers (src/common/allocator-tuning.ts), as Kafka's scripts set the JVM's options, and the
+// tools' output is guarded (tool-output.ts): a reader that goes away (`| head`) never kills a tool.
 
 import { readFileSync } from "node:fs";
 import { tuneAllocator } from "../common/allocator-tuning.js";
+import { guardToolOutput, StdoutClosedError } from "./tool-output.js";
 
 interface Tool {
   readonly summary: string;
@@ -128,6 +130,7 @@ function usage(): string {
 
 export async function run(argv: string[]): Promise<number> {
   tuneAllocator();
+  guardToolOutput();
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());
@@ -147,6 +150,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await tool.run(rest);
   } catch (e) {
+    // A tool that only produces output stops when its reader has gone: a normal end.
+    if (e instanceof StdoutClosedError) return 0;
     console.error(`tributary ${name}: ${(e as Error).message}`);
     return 1;
   }

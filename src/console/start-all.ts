@@ -1,7 +1,10 @@
 // `npm start`: a broker (`tributary server-start`, with any arguments given here) and the console
-// watching it, together. The broker runs as a child process (its log lines pass through); once it
-// prints the port it listens on, this prints "Broker listening on …" and starts the console in this
-// process, which prints "Console listening on http://127.0.0.1:8048/". Ctrl-C or SIGTERM stops both.
+// watching it, together. The broker runs as a child process (its log lines pass through); once it has
+// started, this prints "Broker listening on …" with the listeners it advertises — what it tells clients in
+// Metadata, so the address they will connect to (an empty listener host advertises this machine's name,
+// or localhost, src/server/advertised-host.ts) — and starts the console in this process, bootstrapping on
+// the bound port through loopback, which prints "Console listening on http://127.0.0.1:8048/". Ctrl-C or
+// SIGTERM stops both.
 //
 //   node --initial-old-space-size=256 dist/src/console/start-all.js [server.properties] [--override k=v]...
 //   (console settings from TRIBUTARY_CONSOLE_PORT and TRIBUTARY_CONSOLE_HISTORY when set)
@@ -10,18 +13,24 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TRIBUTARY_NODE_OPTIONS } from "../cli/node-options.js";
+import { guardToolOutput } from "../cli/tool-output.js";
 import { runConsole } from "./console-tool.js";
 
 const PORT_LINE = /Awaiting socket connections on ([0-9.]+|\[[0-9a-f:]+\]|[\w.-]+):(\d+)/;
+/** The broker's "Advertised listener PLAINTEXT://host:port" lines, then its "started" line. */
+const ADVERTISED_LINE = /\] Advertised listener (\S+) \(kafka\.server\.KafkaServer\)/g;
+const STARTED_LINE = /\] started \(kafka\.server\.KafkaServer\)/;
 
 async function main(args: string[]): Promise<number> {
+  // Its output piped into a reader that goes away (`npm start | head`) must not kill it half-way.
+  guardToolOutput();
   const cli = new URL("../cli/main.js", import.meta.url).href;
   const script = `import(${JSON.stringify(cli)}).then((m) => m.run(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
   const broker = spawn(process.execPath, [...TRIBUTARY_NODE_OPTIONS, "-e", script, "server-start", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<number>((resolve) => broker.once("exit", (code) => resolve(code ?? 1)));
-  const bootstrap = await new Promise<string | undefined>((resolve) => {
+  const started = await new Promise<{ bootstrap: string; advertised: string[] } | undefined>((resolve) => {
     let seen = "";
     let found = false;
     broker.stdout?.setEncoding("utf8").on("data", (d: string) => {
@@ -29,15 +38,20 @@ async function main(args: string[]): Promise<number> {
       if (found) return;
       seen += d;
       const m = PORT_LINE.exec(seen);
-      if (!m) return;
+      if (!m || !STARTED_LINE.test(seen)) return;
       found = true;
       const host = ["0.0.0.0", "[::]", ""].includes(m[1]) ? "127.0.0.1" : m[1];
-      resolve(`${host}:${m[2]}`);
+      resolve({
+        bootstrap: `${host}:${m[2]}`,
+        advertised: [...seen.matchAll(ADVERTISED_LINE)].map((a) => a[1]),
+      });
+      seen = "";
     });
     void exited.then(() => resolve(undefined));
   });
-  if (bootstrap === undefined) return exited;
-  process.stdout.write(`Broker listening on PLAINTEXT://${bootstrap}\n`);
+  if (started === undefined) return exited;
+  const { bootstrap } = started;
+  process.stdout.write(`Broker listening on ${started.advertised.join(", ")}\n`);
   // The broker is signalled once: it ignores a repeat while it shuts down, but once it has shut down it
   // no longer handles signals, and a second SIGTERM in the moment before it exits would kill it (exit
   // code "killed by a signal" instead of 0).

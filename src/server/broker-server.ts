@@ -26,19 +26,19 @@
 // Log lines follow Kafka's: "[KafkaServer id=0] starting", "... started", "... shutting down",
 // "... shut down completed".
 
-import { hostname } from "node:os";
 import { BrokerConnection } from "../client/network/broker-connection.js";
 import { Logger } from "../common/logger.js";
 import { MemoryPool } from "../common/memory-pool.js";
 import { type Scheduler, SystemScheduler } from "../common/scheduler.js";
 import { SYSTEM_TIME, type Time } from "../common/time.js";
-import { ErrorCode } from "../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../protocol/errors.js";
 import { ApiKey, Apis } from "../protocol/generated/api-table.js";
 import { readBrokerMetadata } from "../storage/checkpoint/broker-metadata.js";
 import { logConfigFrom } from "../storage/log-config.js";
 import { LogDirLocks } from "../storage/log-dir-lock.js";
 import { releaseSpaceReservesOfFullDirs } from "../storage/log-dir-space.js";
 import { LogManager } from "../storage/log-manager.js";
+import { defaultAdvertisedHost } from "./advertised-host.js";
 import { AuthHelper } from "./auth-helper.js";
 import type { BrokerServices } from "./broker-services.js";
 import { KafkaController } from "./controller/kafka-controller.js";
@@ -207,7 +207,10 @@ export class KafkaServer {
     return this.socketServer.boundPort(listenerName);
   }
 
-  /** advertised.listeners with ports bound (0 → the bound port) and empty hosts → this host's name. */
+  /**
+   * advertised.listeners with ports bound (0 → the bound port) and empty hosts → this host's name, or
+   * localhost when that name does not lead back to this machine (advertised-host.ts).
+   */
   get advertisedEndpoints(): readonly EndPoint[] {
     return this._advertised;
   }
@@ -257,7 +260,7 @@ export class KafkaServer {
         this.credentialCache,
       );
       await this._socketServer.startup();
-      this._advertised = this.resolveAdvertised();
+      this._advertised = await this.resolveAdvertised();
 
       // The metadata store: ZooKeeper (zookeeper.connect), or the embedded store in the first log dir.
       const config = this.config;
@@ -817,7 +820,7 @@ export class KafkaServer {
           return;
         }
         this.logger.info(
-          `Remaining partitions to move: ${remaining}; controlled shutdown error code ${errorCode} (attempt ${attempt + 1})`,
+          `Remaining partitions to move: ${remaining}; controlled shutdown error ${errorNameOf(errorCode)} (attempt ${attempt + 1})`,
         );
       } catch (e) {
         this.logger.warn(
@@ -828,13 +831,20 @@ export class KafkaServer {
     this.logger.warn("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed");
   }
 
-  private resolveAdvertised(): EndPoint[] {
+  private async resolveAdvertised(): Promise<EndPoint[]> {
     const bound = this.socketServer.boundEndpoints();
+    // Kafka advertises the host name when a listener has no host; here only a name that leads back to this
+    // machine, else localhost (advertised-host.ts).
+    const noHost = this.config.advertisedListeners.filter((a) => a.host === "");
+    const defaultHost = noHost.length > 0 ? await defaultAdvertisedHost() : undefined;
+    if (defaultHost?.fallbackReason !== undefined)
+      this.logger.warn(
+        `Advertising ${defaultHost.host} for ${noHost.map((a) => a.listenerName).join(", ")}: ${defaultHost.fallbackReason}; clients on other machines need advertised.listeners set`,
+      );
     return this.config.advertisedListeners.map((a) => {
       const b = bound.find((x) => x.listenerName === a.listenerName);
       const port = a.port === 0 && b !== undefined ? b.port : a.port;
-      // Kafka advertises the canonical host name when a listener has no host.
-      const host = a.host === "" ? hostname() : a.host;
+      const host = a.host === "" ? defaultHost!.host : a.host;
       return { ...a, host, port };
     });
   }

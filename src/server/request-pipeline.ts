@@ -21,7 +21,7 @@
 import { Logger } from "../common/logger.js";
 import type { MemoryPool } from "../common/memory-pool.js";
 import type { Time } from "../common/time.js";
-import { KafkaError } from "../protocol/errors.js";
+import { errorNameOf, KafkaError } from "../protocol/errors.js";
 import { type DecodedRequest, decodeRequest, encodeResponse } from "../protocol/framing.js";
 import { API_BY_KEY, type ApiDefinition, ApiKey } from "../protocol/generated/api-table.js";
 import { ErrorCode } from "../protocol/generated/errors.js";
@@ -344,7 +344,10 @@ export class RequestPipeline {
     const version = request.header.requestApiVersion;
     if (route.api.apiKey === ApiKey.Produce && (request.body as { acks?: number }).acks === 0) {
       // acks=0: the client reads no response; Kafka closes the connection to tell it something failed.
-      return { kind: "close", reason: `Produce with acks=0 failed with error ${code}: ${message ?? ""}` };
+      return {
+        kind: "close",
+        reason: `Produce with acks=0 failed with error ${errorNameOf(code)}: ${message ?? ""}`,
+      };
     }
     const chunks = await errorResponseFor(
       route.api,
@@ -360,7 +363,7 @@ export class RequestPipeline {
     if (chunks === undefined) {
       return {
         kind: "close",
-        reason: `${route.api.name} v${version} (correlation id ${request.header.correlationId}) failed with error ${code} and its response has no error field to carry it`,
+        reason: `${route.api.name} v${version} (correlation id ${request.header.correlationId}) failed with error ${errorNameOf(code)} and its response has no error field to carry it`,
       };
     }
     return { kind: "response", api: route.api.name, chunks };

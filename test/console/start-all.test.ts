@@ -1,5 +1,7 @@
 // `npm start`'s program (dist/src/console/start-all.js): starts a broker and the console together,
-// prints both addresses, the console answers and sees the broker, and SIGTERM stops both (exit 0).
+// prints both addresses, the console answers and sees the broker, and SIGTERM stops both (exit 0). With
+// the default's empty listener host, the printed broker address is the one the broker advertises in
+// Metadata (kcat -L), and kcat bootstrapping on localhost produces and consumes through it.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -7,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
-import { waitFor, withDeadline } from "../support/broker-harness.js";
+import { describeResult, runCommand, waitFor, withDeadline } from "../support/broker-harness.js";
 
 test("npm start's program prints the broker's and the console's addresses; SIGTERM stops both", async () => {
   const dir = mkdtempSync(join(tmpdir(), "console-start-"));
@@ -57,6 +59,78 @@ test("npm start's program prints the broker's and the console's addresses; SIGTE
     assert.equal(await withDeadline("exit after SIGTERM", 20_000, exited), 0, `${out.slice(-2000)}\n${err}`);
   } finally {
     if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("npm start with the default's empty listener host prints what it advertises; kcat on localhost works through it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "console-start-"));
+  const dist = process.env.TRIBUTARY_DIST ?? resolve(process.cwd(), "dist");
+  // `PLAINTEXT://:9092` as npm start's default, on a port of the OS's choosing instead of 9092.
+  const child = spawn(
+    process.execPath,
+    [
+      join(dist, "src/console/start-all.js"),
+      "--override",
+      `log.dirs=${join(dir, "logs")}`,
+      "--override",
+      "listeners=PLAINTEXT://:0",
+      "--override",
+      "metrics.http.listener=",
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      // A process group of its own: on a failure, the broker it started goes with it (it would hold the
+      // pipes open and keep this test running).
+      detached: true,
+      env: {
+        ...process.env,
+        TRIBUTARY_CONSOLE_PORT: "0",
+        TRIBUTARY_CONSOLE_HISTORY: `sqlite:${join(dir, "h.db")}`,
+      },
+    },
+  );
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  try {
+    const printed = await waitFor("the broker's address", 30_000, async () => {
+      const m = /^Broker listening on (.*)$/m.exec(out);
+      return m ? m[1] : undefined;
+    });
+    const m = /^PLAINTEXT:\/\/([^:\s,]+):(\d+)$/.exec(printed);
+    assert.ok(m, `one PLAINTEXT endpoint printed: ${printed}`);
+    const [, host, port] = m;
+    const bootstrap = `localhost:${port}`;
+    const metadata = await runCommand("/usr/bin/kcat", ["-b", bootstrap, "-L"]);
+    assert.equal(metadata.code, 0, describeResult("kcat -L", metadata));
+    assert.match(metadata.stdout, /^ {2}broker 0 at (\S+) \(controller\)$/m, metadata.stdout);
+    assert.equal(/^ {2}broker 0 at (\S+) /m.exec(metadata.stdout)![1], `${host}:${port}`, metadata.stdout);
+    const produced = await runCommand("/usr/bin/kcat", ["-b", bootstrap, "-P", "-t", "zero-setup"], {
+      input: "one\ntwo\nthree",
+    });
+    assert.equal(produced.code, 0, describeResult("kcat -P", produced));
+    const consumed = await runCommand("/usr/bin/kcat", [
+      "-b",
+      bootstrap,
+      "-C",
+      "-t",
+      "zero-setup",
+      "-e",
+      "-q",
+    ]);
+    assert.equal(consumed.code, 0, describeResult("kcat -C", consumed));
+    assert.deepEqual(consumed.stdout.split("\n").filter(Boolean), ["one", "two", "three"]);
+    child.kill("SIGTERM");
+    assert.equal(await withDeadline("exit after SIGTERM", 20_000, exited), 0, `${out.slice(-2000)}\n${err}`);
+  } finally {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // the group has exited
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -19,6 +19,8 @@
 // and ends normally), then prints "Processed a total of N messages" on stderr; closing commits the
 // consumed positions when auto-commit is on — records polled but not printed (--max-messages reached
 // mid-batch) are sought back first, as Kafka's resetUnconsumedOffsets does — then leaves the group.
+// When the reader of its output goes away (`| head`), it prints Kafka's "Unable to write to standard
+// out, closing consumer." on stderr and ends the same way (closing, count, exit 0).
 
 import { consumerConfigFromProperties, parseIsolationLevel } from "../../client/consumer/consumer-config.js";
 import type { ConsumerRecord } from "../../client/consumer/fetcher.js";
@@ -26,6 +28,7 @@ import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption } from "../tool-options.js";
+import { StdoutClosedError, stdoutClosed, writeOutput } from "../tool-output.js";
 import {
   DeserializationError,
   deserializerFor,
@@ -419,12 +422,19 @@ export function formatRecord(r: ConsumerRecord, c: FormatterConfig): Buffer {
   return Buffer.concat(parts);
 }
 
-function write(chunk: Buffer): Promise<void> {
-  return new Promise((resolve) => {
-    if (process.stdout.write(chunk)) resolve();
-    else process.stdout.once("drain", () => resolve());
-  });
+/** Writes the records' bytes; false when the reader of standard output has gone. */
+async function write(chunk: Buffer): Promise<boolean> {
+  try {
+    await writeOutput(chunk);
+    return !stdoutClosed();
+  } catch (e) {
+    if (e instanceof StdoutClosedError) return false;
+    throw e;
+  }
 }
+
+/** Kafka's ConsoleConsumer.checkErr: nobody reads the output any more, the consumer is closed. */
+const UNABLE_TO_WRITE = "Unable to write to standard out, closing consumer.\n";
 
 export function runConsoleConsumer(argv: string[]): Promise<number> {
   return runTool(CONSOLE_CONSUMER_SPEC, argv, async (args) => {
@@ -436,6 +446,12 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
     let failure: string | undefined;
     /** Records of the last poll that were not handed to the formatter (--max-messages reached, a failure). */
     let unconsumed: ConsumerRecord[] = [];
+    /** The reader of standard output has gone (reported once, as Kafka's checkErr). */
+    let outputClosed = false;
+    const closeOnClosedOutput = (): void => {
+      if (!outputClosed) process.stderr.write(UNABLE_TO_WRITE);
+      outputClosed = true;
+    };
     const onSignal = (): void => {
       stop = true;
     };
@@ -462,6 +478,11 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
       }
       let lastData = Date.now();
       while (!stop && (o.maxMessages === -1 || count < o.maxMessages)) {
+        // A write that failed after it returned (a pipe's EPIPE comes as an event).
+        if (stdoutClosed()) {
+          closeOnClosedOutput();
+          break;
+        }
         const wait =
           o.timeoutMs >= 0 ? Math.max(0, Math.min(1000, o.timeoutMs - (Date.now() - lastData))) : 1000;
         const records = await consumer.poll(wait);
@@ -498,8 +519,16 @@ export function runConsoleConsumer(argv: string[]): Promise<number> {
             break;
           }
         }
-        await write(Buffer.concat(out));
+        if (out.length > 0 && !(await write(Buffer.concat(out)))) {
+          closeOnClosedOutput();
+          break;
+        }
         if (failure !== undefined) break;
+      }
+      // The last write's EPIPE arrives as an event a turn later.
+      if (!outputClosed && !o.printNothing) {
+        await new Promise((r) => setImmediate(r));
+        if (stdoutClosed()) closeOnClosedOutput();
       }
     } finally {
       process.removeListener("SIGINT", onSignal);

@@ -7,6 +7,7 @@
 
 import type { TopicPartitionRef } from "../../client/admin/admin-types.js";
 import { type CommittedOffset, type GroupDescription, tpKey } from "../../client/admin/group-admin.js";
+import { StdoutClosedError, stdoutClosed } from "../tool-output.js";
 import {
   compareStrings,
   err,
@@ -269,6 +270,10 @@ export async function describeGroups(ctx: GroupsContext): Promise<void> {
   } else if (args.has("state") && !args.has("offsets")) {
     for (const g of described) printState(ctx, g, verbose);
   } else {
-    for (const g of described) printOffsets(ctx, g, await collectOffsets(ctx, g), verbose);
+    // One group's offsets at a time, each asking the brokers: stopped when the reader has gone (`| head`).
+    for (const g of described) {
+      if (stdoutClosed()) throw new StdoutClosedError();
+      printOffsets(ctx, g, await collectOffsets(ctx, g), verbose);
+    }
   }
 }

@@ -7,12 +7,14 @@
 // start (or from losing every partition) to getting partitions, measured by a rebalance listener as
 // Kafka's ConsumerPerfRebListener, and fetch.time.ms the rest. Counts key + value bytes as Kafka does;
 // check.crcs=false and auto.offset.reset=earliest (latest with --from-latest), as the Kafka tool sets.
+// When the reader of its output goes away (`| head`), the run ends (consumer closed, status 0).
 
 import { consumerConfigFromProperties } from "../../client/consumer/consumer-config.js";
 import { KafkaConsumer } from "../../client/consumer/kafka-consumer.js";
 import { loadPropertiesFile } from "../../client/producer/properties-file.js";
 import { checkRequired, type ParsedArgs, runTool, type ToolSpec, UsageError } from "../args.js";
 import { bootstrapServerOption } from "../tool-options.js";
+import { StdoutClosedError, stdoutClosed } from "../tool-output.js";
 
 export const CONSUMER_PERF_SPEC: ToolSpec = {
   name: "consumer-perf-test",
@@ -224,6 +226,8 @@ async function consumerPerf(o: ConsumerPerfOptions): Promise<number> {
     let lastReportTimeMs = currentTimeMs;
     let lastConsumedTimeMs = currentTimeMs;
     while (messagesRead < o.messages && currentTimeMs - lastConsumedTimeMs <= o.timeoutMs) {
+      // The reader of the output has gone (`| head`): the consumer is closed and the run ends.
+      if (stdoutClosed()) throw new StdoutClosedError();
       const records = await consumer.poll(100);
       currentTimeMs = Date.now();
       if (records.length > 0) lastConsumedTimeMs = currentTimeMs;

@@ -17,7 +17,7 @@
 // Files are read through a bounded window (sizes are checked against the file before anything is
 // allocated), so a corrupt file of any size costs bounded memory. Where Kafka's tool would die with a stack
 // trace on a corrupt file, this prints Kafka's exception message as one line on stderr, goes on with the
-// next file, and exits with status 1.
+// next file, and exits with status 1. When the reader of its output goes away (`| head`), it stops (status 0).
 
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -44,6 +44,7 @@ import {
 } from "../../server/coordinator/transaction/transaction-state.js";
 import { CheckpointFileError } from "../../storage/checkpoint/checkpoint-file.js";
 import { LeaderEpochCheckpointFile } from "../../storage/leader-epoch/leader-epoch-checkpoint-file.js";
+import { StdoutClosedError, writeOutput } from "../tool-output.js";
 import { parseOffsetsRecord } from "./offsets-message-parser.js";
 
 const INT_MAX = 0x7fffffff;
@@ -298,21 +299,27 @@ class Output {
     this.stderr.write(`${s}\n`);
   }
 
-  private flushSync(): boolean {
-    if (this.out === "") return true;
-    const ok = this.stdout.write(this.out);
+  private flushSync(): void {
+    if (this.out === "") return;
+    this.stdout.write(this.out);
     this.out = "";
-    return ok;
+  }
+
+  /** Writes what is buffered, waiting while the reader is behind; throws StdoutClosedError once it has gone. */
+  private async flush(): Promise<void> {
+    const chunk = this.out;
+    this.out = "";
+    await writeOutput(chunk, this.stdout);
   }
 
   async maybeFlush(): Promise<void> {
     if (this.out.length < 64 * 1024) return;
-    if (!this.flushSync()) await new Promise<void>((r) => this.stdout.once("drain", () => r()));
+    await this.flush();
   }
 
   async end(): Promise<void> {
     if (this.line !== "") this.println();
-    if (!this.flushSync()) await new Promise<void>((r) => this.stdout.once("drain", () => r()));
+    await this.flush();
   }
 }
 
@@ -1047,14 +1054,25 @@ export async function runDumpLog(
       else if (name === LEADER_EPOCH_CHECKPOINT) dumpLeaderEpochCheckpoint(file, out);
       else out.err(`Ignoring unknown file ${file}`);
     } catch (e) {
+      // The reader of the output has gone (`| head`): nothing more to dump for anyone.
+      if (e instanceof StdoutClosedError) return 0;
       // Never a stack trace: Kafka's exception message (DumpError) or the error's own message, one line.
       if (e instanceof DumpError) out.err(e.message);
       else out.err(`Error dumping ${file}: ${(e as Error).message}`);
       out.errors++;
     }
-    await out.maybeFlush();
+    try {
+      await out.maybeFlush();
+    } catch (e) {
+      if (e instanceof StdoutClosedError) return 0;
+      throw e;
+    }
   }
   printErrors(state, out);
-  await out.end();
+  try {
+    await out.end();
+  } catch (e) {
+    if (!(e instanceof StdoutClosedError)) throw e;
+  }
   return out.errors > 0 ? 1 : 0;
 }

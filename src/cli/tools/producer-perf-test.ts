@@ -12,12 +12,15 @@
 // Payloads are random uppercase letters as Kafka's are; instead of drawing every byte anew, each record
 // takes one of 1,024 random windows of a 1 MiB random pool (same alphabet, much less CPU in the sender's
 // loop; the windows are made once, so a record allocates no Buffer of its own).
+// When the reader of its output goes away (`| head`), it stops sending, closes the producer (the records
+// sent are still delivered) and ends with status 0, without the summary nobody would read.
 
 import { readFileSync } from "node:fs";
 import { KafkaProducer } from "../../client/producer/kafka-producer.js";
 import type { SendCallback } from "../../client/producer/producer-batch.js";
 import { producerConfigFromProperties } from "../../client/producer/producer-config.js";
 import { loadPropertiesFile, parseKeyValue } from "../../client/producer/properties-file.js";
+import { stdoutClosed } from "../tool-output.js";
 
 /** How many random windows of the random pool the records' payloads are taken from. */
 const PAYLOAD_WINDOWS = 1024;
@@ -329,6 +332,7 @@ export async function runProducerPerfTest(args: string[]): Promise<number> {
   const throughput = opts.throughput;
   let lastYieldMs = startMs;
   for (let i = 0; i < opts.numRecords; i++) {
+    if (stdoutClosed()) break;
     const payload = opts.payloadMonotonic ? Buffer.from(String(i), "utf8") : payloadOf();
     const sendStart = Date.now();
     const bytes = payload.length;
@@ -382,6 +386,7 @@ export async function runProducerPerfTest(args: string[]): Promise<number> {
     }
   }
   await producer.close();
+  if (stdoutClosed()) return failed ? 1 : 0;
   if (failed && stats.count === 0) return 1;
   stats.printTotal();
   steadyStateStats?.printTotal();

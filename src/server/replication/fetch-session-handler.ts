@@ -9,7 +9,7 @@
 // request as a full fetch that closes the old session (its id, epoch 0). A full response must name exactly
 // the requested partitions. Topics are named (Fetch v12), not by id.
 
-import { ErrorCode } from "../../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../../protocol/errors.js";
 import { INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch } from "./fetch-session.js";
 
 /** One partition's fetch data, as a request sends it (Kafka's FetchRequest.PartitionData). */
@@ -120,7 +120,7 @@ export class FetchSessionHandler {
   handleResponse(response: SessionFetchResponse): boolean {
     if (response.errorCode !== ErrorCode.NONE) {
       this.log(
-        `Node ${this.node} was unable to process the fetch request with session ${this.sessionId} epoch ${this.epoch}: error code ${response.errorCode}`,
+        `Node ${this.node} was unable to process the fetch request with session ${this.sessionId} epoch ${this.epoch}: ${errorNameOf(response.errorCode)}`,
       );
       if (response.errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND) this.reset();
       else this.closeExisting();

@@ -33,7 +33,7 @@ import { type Logger, logLevelEnabled } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { Time } from "../../common/time.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
-import { ErrorCode } from "../../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../../protocol/errors.js";
 import { Apis } from "../../protocol/generated/api-table.js";
 import type { FetchRequest } from "../../protocol/generated/messages/FetchRequest.js";
 import type { FetchResponse } from "../../protocol/generated/messages/FetchResponse.js";
@@ -430,7 +430,7 @@ export class ReplicaFetcherThread {
         if (log === undefined) continue;
         if (p.errorCode !== ErrorCode.NONE) {
           this.log.info(
-            `Retrying the leader epoch request for partition ${key}: the leader answered error code ${p.errorCode}`,
+            `Retrying the leader epoch request for partition ${key}: the leader answered ${errorNameOf(p.errorCode)}`,
           );
           this.delay(current);
           continue;
@@ -596,7 +596,7 @@ export class ReplicaFetcherThread {
         res.errorCode === ErrorCode.INVALID_FETCH_SESSION_EPOCH
       )
         return;
-      throw new Error(`Fetch failed with error code ${res.errorCode}`);
+      throw new Error(`Fetch failed with ${errorNameOf(res.errorCode)}`);
     }
     // The session's partitions as this request left them: what the leader answered for.
     const requested = new Map<string, SessionPartitionData>();

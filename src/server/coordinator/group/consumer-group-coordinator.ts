@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { Logger } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
-import { ErrorCode } from "../../../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../../../protocol/errors.js";
 import type { RecordInput } from "../../../protocol/records/memory-records.js";
 import { ConsumerGroup } from "./consumer-group.js";
 import {
@@ -581,7 +581,7 @@ export class ConsumerGroupCoordinator {
     void this.manager.append(group.groupId, records.map(encodeConsumerGroupRecord)).then((code) => {
       if (code !== ErrorCode.NONE)
         this.logger.warn(
-          `[GroupId ${group.groupId}] Failed to write the fencing of member ${memberId}: error ${code}.`,
+          `[GroupId ${group.groupId}] Failed to write the fencing of member ${memberId}: error ${errorNameOf(code)}.`,
         );
     });
   }

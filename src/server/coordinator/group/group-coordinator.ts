@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { Logger } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
-import { ErrorCode } from "../../../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../../../protocol/errors.js";
 import {
   type ConsumerGroupConfig,
   ConsumerGroupCoordinator,
@@ -373,7 +373,7 @@ export class GroupCoordinator {
       void this.groupManager.storeGroup(group).then((code) => {
         if (code !== ErrorCode.NONE) {
           this.logger.warn(
-            `Failed to persist the replacement of static member ${instanceId} in group ${group.groupId}: error ${code}; reverting to ${oldMemberId}.`,
+            `Failed to persist the replacement of static member ${instanceId} in group ${group.groupId}: error ${errorNameOf(code)}; reverting to ${oldMemberId}.`,
           );
           if (group.has(newMemberId)) {
             group.replaceStaticMember(instanceId, newMemberId, oldMemberId).supportedProtocols = oldProtocols;
@@ -610,7 +610,9 @@ export class GroupCoordinator {
       );
       void this.groupManager.storeGroup(group, new Map()).then((code) => {
         if (code !== ErrorCode.NONE) {
-          this.logger.warn(`Failed to write empty metadata for group ${group.groupId}: error ${code}`);
+          this.logger.warn(
+            `Failed to write empty metadata for group ${group.groupId}: error ${errorNameOf(code)}`,
+          );
         }
       });
       return;
@@ -716,7 +718,7 @@ export class GroupCoordinator {
               this.resetAndPropagateAssignmentError(group, code);
               this.maybePrepareRebalance(
                 group,
-                `Error ${code} when storing group assignment during SyncGroup`,
+                `Error ${errorNameOf(code)} when storing group assignment during SyncGroup`,
               );
               return;
             }

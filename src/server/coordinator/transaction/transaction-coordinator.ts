@@ -17,7 +17,7 @@ import { Logger } from "../../../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
 import type { TopicPartition } from "../../../common/topic-partition.js";
-import { ErrorCode } from "../../../protocol/errors.js";
+import { ErrorCode, errorNameOf } from "../../../protocol/errors.js";
 import {
   type AppendTxnMarkers,
   TransactionMarkerChannelManager,
@@ -426,7 +426,7 @@ export class TransactionCoordinator {
     if (error !== ErrorCode.NONE) {
       if (isEpochFence) metadata.hasFailedEpochFence = true;
       this.logger.info(
-        `Aborting append of ${transit.txnState} to transaction log with coordinator and returning ${error} error to client for ${transactionalId}'s EndTransaction request`,
+        `Aborting append of ${transit.txnState} to transaction log with coordinator and returning ${errorNameOf(error)} error to client for ${transactionalId}'s EndTransaction request`,
       );
       return error;
     }
@@ -500,7 +500,7 @@ export class TransactionCoordinator {
       if (error !== ErrorCode.NONE) {
         clearPendingFence(metadata);
         this.logger.info(
-          `Rolling back the timed-out transaction of ${metadata.transactionalId} failed with error ${error}; it will be retried`,
+          `Rolling back the timed-out transaction of ${metadata.transactionalId} failed with error ${errorNameOf(error)}; it will be retried`,
         );
       }
     }
