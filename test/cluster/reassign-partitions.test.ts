@@ -393,7 +393,12 @@ test("decommission-broker moves only the replicas on the broker, waits for the m
           added.set(replicas[at], (added.get(replicas[at]) ?? 0) + 1);
         }
       }
-      assert.equal(added.size, 3, `the 6 new replicas spread over 0,1,2: ${JSON.stringify([...added])}`);
+      // Where they go follows the replica counts over the whole cluster (internal topics included, whose
+      // placement depends on earlier tests): only that they left broker 3 is asserted, per partition above.
+      assert.ok(
+        [...added.keys()].every((b) => b >= 0 && b <= 2),
+        `the 6 new replicas are on 0,1,2: ${JSON.stringify([...added])}`,
+      );
       for (const topic of ["spread", "stay"]) {
         const parts = await c.describe(topic);
         assert.ok(
