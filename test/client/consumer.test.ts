@@ -8,7 +8,6 @@
 // the other partitions), then arrive in order; wakeup() ends a waiting poll with WakeupException.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { FetchSessionHandler, fetchPartition } from "../../src/client/consumer/fetch-session.js";
 import type { ConsumerRecord } from "../../src/client/consumer/fetcher.js";
@@ -17,6 +16,7 @@ import { BrokerConnection } from "../../src/client/network/broker-connection.js"
 import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { BrokerHarness, describeResult, runCommand } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const PYTHON = "/usr/bin/python3";
 let broker: BrokerHarness;
@@ -91,7 +91,7 @@ print(json.dumps({"errors": errors}))
 describe("KafkaConsumer", () => {
   for (const codec of ["none", "gzip", "snappy", "lz4", "zstd"]) {
     test(`reads what confluent-kafka wrote with compression.codec=${codec}`, {
-      skip: !existsSync(PYTHON),
+      skip: skipUnlessInstalled("python3", "confluent-kafka"),
     }, async () => {
       const topic = `cf-${codec}`;
       const n = 600;

@@ -14,13 +14,13 @@
 //   - Replication keeps working: followers fetch as the super user.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { type ApiDefinition, Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { WireClient } from "../server/wire-client.js";
 import { runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const KCAT = "/usr/bin/kcat";
 const PYTHON = "/usr/bin/python3";
@@ -132,7 +132,7 @@ after(async () => {
   await cluster?.close();
 });
 
-describe("ACLs with real clients and every API", { skip: !existsSync(KCAT) && "kcat missing" }, () => {
+describe("ACLs with real clients and every API", { skip: skipUnlessInstalled("kcat") }, () => {
   test("tributary acls adds ACLs as Kafka stores them, through either broker, and lists them", async () => {
     await withLogTails(
       () => cluster,

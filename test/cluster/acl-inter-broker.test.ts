@@ -5,12 +5,13 @@
 // user, while the same requests from ANONYMOUS are refused; the tools manage topics and ACLs over SASL.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const KCAT = "/usr/bin/kcat";
 const PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule";
@@ -80,7 +81,7 @@ function kcatAlice(args: readonly string[], input?: string) {
   );
 }
 
-describe("the brokers as super users", { skip: !existsSync(KCAT) && "kcat missing" }, () => {
+describe("the brokers as super users", { skip: skipUnlessInstalled("kcat") }, () => {
   test("replication works under the authorizer; ANONYMOUS (not a super user here) is refused", async () => {
     await withLogTails(
       () => cluster,

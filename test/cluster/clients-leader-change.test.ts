@@ -10,12 +10,11 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
-
 import { type CommandResult, describeResult, sleep } from "../support/broker-harness.js";
 import { ClusterHarness, formatDescribe, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -244,10 +243,10 @@ function startKafkaJs(bootstrap: string, topic: string): RunningProducer {
   return { name: "KafkaJS", topic, acks: () => report.acked.length, done };
 }
 
-const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
+const missing = skipUnlessInstalled("kcat", "python3", "confluent-kafka");
 
 describe("producers across a leader change (SIGTERM of the leader)", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: missing,
 }, () => {
   let cluster: ClusterHarness | undefined;
 

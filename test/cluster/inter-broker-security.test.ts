@@ -22,7 +22,8 @@ import { after, before, describe, test } from "node:test";
 
 import { BrokerHarness, freePort, readWithKcat, waitFor } from "../support/broker-harness.js";
 import { ClusterHarness, formatDescribe, parseDescribe, withLogTails } from "../support/cluster-harness.js";
-import { createAssignedTopic, KCAT, produceOne } from "../support/failover-steps.js";
+import { createAssignedTopic, produceOne } from "../support/failover-steps.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { ZooKeeperHarness } from "../support/zookeeper-harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-ib-security-"));
@@ -109,7 +110,7 @@ async function controllerConnectsOn(c: ClusterHarness, index: number, name: stri
   }
 }
 
-describe("inter-broker SASL_SSL with PLAIN", { skip: !existsSync(KCAT) && "kcat not installed" }, () => {
+describe("inter-broker SASL_SSL with PLAIN", { skip: skipUnlessInstalled("kcat", "openssl") }, () => {
   let cluster: ClusterHarness | undefined;
   before(async () => {
     cluster = await ClusterHarness.start({
@@ -175,7 +176,7 @@ describe("inter-broker SASL_SSL with PLAIN", { skip: !existsSync(KCAT) && "kcat 
 });
 
 describe("inter-broker and control-plane mutual TLS (SSL, ssl.client.auth=required)", {
-  skip: !existsSync(KCAT) && "kcat not installed",
+  skip: skipUnlessInstalled("kcat", "openssl"),
 }, () => {
   let cluster: ClusterHarness | undefined;
   before(async () => {

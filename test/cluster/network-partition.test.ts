@@ -14,16 +14,14 @@
 // resigns: every broker names the new controller, and C follows the partition's new leader.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, test } from "node:test";
-
 import { readWithKcat, runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, SESSION_TIMEOUT_MS, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const PYTHON = "/usr/bin/python3";
-const KCAT = "/usr/bin/kcat";
 const TOPIC = "partitioned";
-const missing = [PYTHON, KCAT].filter((p) => !existsSync(p));
+const missing = skipUnlessInstalled("python3", "confluent-kafka", "kcat");
 let cluster: ClusterHarness | undefined;
 
 // argv: bootstrap topic partition message_timeout_ms values... Produces each value to the partition (idempotent,
@@ -88,7 +86,7 @@ async function sameBatches(c: ClusterHarness, topic: string, partition: number):
 const values = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 before(async () => {
-  if (missing.length > 0) return;
+  if (missing) return;
   cluster = await ClusterHarness.start({ brokers: 3, name: "network-partition", linkProxy: true });
   await cluster.createTopic(TOPIC, 1, 3, { "min.insync.replicas": "2" });
   await cluster.waitForDescribe(TOPIC, "led, full ISR", 30_000, (ps) => ps[0]?.isr.length === 3);
@@ -99,7 +97,7 @@ after(async () => {
 });
 
 test("an isolated leader acknowledges nothing, loses its leadership, and rejoins truncated after the heal", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: missing,
   timeout: 180_000,
 }, async () => {
   const c = cluster!;
@@ -174,7 +172,7 @@ test("an isolated leader acknowledges nothing, loses its leadership, and rejoins
 });
 
 test("an isolated controller loses the role, acknowledges nothing it leads, and resigns after the heal", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: missing,
   timeout: 180_000,
 }, async () => {
   const c = cluster!;

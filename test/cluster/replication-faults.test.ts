@@ -17,21 +17,19 @@
 // schedules of every kind.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, test } from "node:test";
 
 import {
   FAULT_CLUSTER_OVERRIDES,
   type FaultKind,
-  KCAT,
-  PYTHON,
   parseFaultKinds,
   runFaultSchedule,
   seedFromEnv,
 } from "../soak/replication-soak.js";
 import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
-const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
+const missing = skipUnlessInstalled("kcat", "python3", "confluent-kafka");
 /** The signal and partition kinds, and the two control-plane kinds of issue 31's items 3 and 4. */
 const KINDS: readonly FaultKind[] = process.env.FAULT_KINDS
   ? parseFaultKinds(process.env.FAULT_KINDS)
@@ -50,7 +48,7 @@ const SCHEDULES = Number(process.env.FAULT_SCHEDULES ?? 2);
 let cluster: ClusterHarness | undefined;
 
 before(async () => {
-  if (missing.length === 0)
+  if (!missing)
     cluster = await ClusterHarness.start({
       brokers: 3,
       name: "replication-faults",
@@ -64,7 +62,7 @@ after(async () => {
 });
 
 test("replication under seeded fault schedules: no acknowledged record lost or duplicated, order kept, replicas identical", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: missing,
   timeout: 120_000 + SCHEDULES * FAULTS * 60_000,
 }, async () => {
   const base = seedFromEnv();

@@ -5,7 +5,6 @@
 // it), as Kafka's read-modify-write of the entity does.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, test } from "node:test";
 
 import {
@@ -16,6 +15,7 @@ import {
   tributaryArgv,
 } from "../support/broker-harness.js";
 import { CLUSTER_DEFAULTS } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { ZooKeeperHarness } from "../support/zookeeper-harness.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -110,7 +110,7 @@ async function secondsUntil(what: string, limitS: number, check: () => Promise<b
 }
 
 test("a credential written through the controller authenticates on the other broker within seconds, and its deletion too", {
-  skip: !existsSync(KCAT) && "kcat not installed",
+  skip: skipUnlessInstalled("kcat"),
 }, async () => {
   try {
     // AlterUserScramCredentials is served by the controller: the other broker learns of the credential

@@ -8,11 +8,11 @@
 // replication (issue 17): with more, the high watermark and acks=all wait for the followers.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 
 import { describeResult, readWithKcat, runCommand } from "../support/broker-harness.js";
 import { ClusterHarness, SESSION_TIMEOUT_MS, withLogTails } from "../support/cluster-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 const KCAT = "/usr/bin/kcat";
 
@@ -61,7 +61,7 @@ async function roundTrip(c: ClusterHarness, topic: string): Promise<void> {
 }
 
 describe("a cluster on a 3-server ZooKeeper ensemble", {
-  skip: !existsSync(KCAT) && "kcat is not installed",
+  skip: skipUnlessInstalled("kcat"),
 }, () => {
   let cluster: ClusterHarness | undefined;
 

@@ -8,7 +8,7 @@
 // page with its user and outcome. Screenshots go to the printed folder.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,9 +18,10 @@ import { GroupAdmin, tpKey } from "../../src/client/admin/group-admin.js";
 import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
 import { verifyPassword } from "../../src/console/auth/passwords.js";
 import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../support/broker-harness.js";
-import { CHROMIUM, ConsoleHarness, launchChromium, screenshotDir } from "./console-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
+import { ConsoleHarness, launchChromium, screenshotDir } from "./console-harness.js";
 
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (Debian package chromium)`;
+const skip = skipUnlessInstalled("chromium");
 const TOPIC = "orders";
 const GROUP = "billing";
 

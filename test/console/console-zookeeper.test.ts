@@ -5,16 +5,16 @@
 // root down to the broker's znode. Skipped with the reason when ZooKeeper is not installed.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { BrokerHarness, freePort } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { ZooKeeperHarness } from "../support/zookeeper-harness.js";
-import { CHROMIUM, ConsoleHarness, launchChromium, screenshotDir } from "./console-harness.js";
+import { ConsoleHarness, launchChromium, screenshotDir } from "./console-harness.js";
 
-const ZK_JAR = "/usr/share/java/zookeeper.jar";
-const skip = existsSync(ZK_JAR) ? false : `${ZK_JAR} is not installed (Debian package zookeeper)`;
+const skip = skipUnlessInstalled("zookeeper");
 
 let zk: ZooKeeperHarness;
 let broker: BrokerHarness;
@@ -90,7 +90,7 @@ test("the ZooKeeper browser reads Kafka's znodes under the chroot", { skip }, as
 });
 
 test("the ZooKeeper page goes from the root to a broker's znode", {
-  skip: skip || (existsSync(CHROMIUM) ? false : "no chromium"),
+  skip: skip || skipUnlessInstalled("chromium"),
 }, async () => {
   const browser = await launchChromium();
   try {

@@ -2,14 +2,13 @@
 // starts it when it is installed but not answering (and stops it afterwards when it was the one to start
 // it: a test stops what it starts); a database and a user of the test's own, dropped afterwards. When the server is not installed the MariaDB variant is skipped with that reason.
 
-import { existsSync } from "node:fs";
 import { runCommand, sleep } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 
 export const MARIADBD = "/usr/sbin/mariadbd";
 
-export const mariadbSkip: string | false = existsSync(MARIADBD)
-  ? false
-  : `${MARIADBD} is not installed (Debian package mariadb-server; .ci/run installs and starts it)`;
+/** `false`, or why the MariaDB tests cannot run (.ci/run installs and starts the server). */
+export const mariadbSkip: string | false = skipUnlessInstalled("mariadb");
 
 async function answers(): Promise<boolean> {
   const r = await runCommand("mariadb", ["-e", "select 1"], { timeoutMs: 10_000 }).catch(() => undefined);

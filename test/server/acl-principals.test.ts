@@ -9,13 +9,14 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -139,7 +140,7 @@ const produce = (who: string[], topic: string, value: string) =>
   runCommand(KCAT, [...who, "-P", "-t", topic], { input: `${value}\n`, timeoutMs: 30_000 });
 
 describe("principals and allow.everyone.if.no.acl.found", {
-  skip: !existsSync(KCAT) && "kcat missing",
+  skip: skipUnlessInstalled("kcat", "openssl"),
 }, () => {
   test("without ACLs everyone may; once a topic has ACLs only the principals they allow", async () => {
     const b = broker!;

@@ -7,7 +7,7 @@
 // error instead of waiting silently.
 
 import assert from "node:assert/strict";
-import { closeSync, existsSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -19,6 +19,7 @@ import {
   defaultFetchTopic,
 } from "../../src/protocol/generated/messages/FetchRequest.js";
 import { BrokerHarness, runCommand } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -62,7 +63,7 @@ after(async () => {
 });
 
 test("a damaged batch in a cleanly stopped segment answers CORRUPT_MESSAGE; the others are served", {
-  skip: !existsSync(KCAT) && "kcat not installed",
+  skip: skipUnlessInstalled("kcat"),
 }, async () => {
   for (const value of ["first", "second", "third"]) {
     const r = await runCommand(KCAT, ["-b", broker.bootstrap, "-P", "-t", "crc", "-p", "0"], {

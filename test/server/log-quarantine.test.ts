@@ -12,11 +12,12 @@
 // reads every acknowledged record of it but the damaged batch's.
 
 import assert from "node:assert/strict";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import kafkajs from "kafkajs";
 import { BrokerHarness, runCommand } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { runTributary } from "../support/tributary-cli.js";
 
 const { Kafka, logLevel } = kafkajs;
@@ -132,7 +133,7 @@ after(async () => {
 });
 
 test("SIGKILL + a damaged middle batch: the rest is quarantined, listed, restored and read back", {
-  skip: !existsSync(KCAT) && "kcat not installed",
+  skip: skipUnlessInstalled("kcat"),
   timeout: 240_000,
 }, async () => {
   await produce(0, 30);

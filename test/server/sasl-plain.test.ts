@@ -14,17 +14,17 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { defaultMetadataRequest } from "../../src/protocol/generated/messages/MetadataRequest.js";
 import { BrokerHarness, runCommand } from "../support/broker-harness.js";
 import { kafkajsRoundTrip, metadataV1Frame, platformaticRoundTrip } from "../support/raw-requests.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { runTributary } from "../support/tributary-cli.js";
 import { WireClient } from "./wire-client.js";
 
@@ -82,10 +82,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
-
 describe("SASL/PLAIN with real clients", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: skipUnlessInstalled("kcat", "python3", "confluent-kafka", "openssl"),
 }, () => {
   const kcatSasl = (user: string, password: string): string[] => [
     "-b",

@@ -13,14 +13,14 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { BrokerHarness, runCommand, tributaryArgv, withDeadline } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -139,10 +139,8 @@ test("configs --describe --entity-type users prints what kafka-configs prints", 
   assert.equal(carol.stdout, ""); // no credential: no line (RESOURCE_NOT_FOUND on the wire, tested below)
 });
 
-const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
-
 describe("SCRAM with real clients", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: skipUnlessInstalled("kcat", "python3", "confluent-kafka", "openssl"),
 }, () => {
   const kcatScram = (user: string, password: string, mechanism = "SCRAM-SHA-512"): string[] => [
     ...[

@@ -4,13 +4,13 @@
 // metadata is loaded) waits for the credentials instead of being refused.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, test } from "node:test";
 
 import { ScramClientMechanism } from "../../src/client/network/sasl/scram-client-mechanism.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
 import { ErrorCode } from "../../src/protocol/generated/errors.js";
 import { BrokerHarness, freePort, runCommand, sleep, tributaryArgv } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { WireClient } from "./wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -64,7 +64,7 @@ function kcat(): Promise<{ code: number | null; out: string }> {
 }
 
 test("a credential made before a restart authenticates after it, also for a client that connects while it starts", {
-  skip: !existsSync(KCAT) && "kcat not installed",
+  skip: skipUnlessInstalled("kcat", "openssl"),
 }, async () => {
   assert.equal((await kcat()).code, 0);
   await broker.stop("SIGTERM");

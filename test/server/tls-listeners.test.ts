@@ -10,13 +10,13 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-
 import { BrokerHarness, runCommand, tributaryArgv } from "../support/broker-harness.js";
 import { kafkajsRoundTrip, platformaticRoundTrip } from "../support/raw-requests.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
 import { runTributary } from "../support/tributary-cli.js";
 
 const tributary = (...args: string[]) => runTributary(args);
@@ -147,9 +147,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const missing = [KCAT, PYTHON].filter((p) => !existsSync(p));
-
-describe("SSL listeners", { skip: missing.length > 0 && `not installed: ${missing.join(", ")}` }, () => {
+describe("SSL listeners", {
+  skip: skipUnlessInstalled("kcat", "python3", "confluent-kafka", "openssl"),
+}, () => {
   test("kcat over SSL: metadata, produce, consume; refused when the CA is not trusted", async () => {
     const ssl = ["-X", "security.protocol=ssl", "-X", `ssl.ca.location=${f("ca.pem")}`];
     const md = await runCommand(KCAT, ["-b", `127.0.0.1:${sslPort}`, ...ssl, "-L", "-m", "10"], {

@@ -25,6 +25,7 @@ import { pathToFileURL } from "node:url";
 
 import { TRIBUTARY_NODE_OPTIONS } from "../../src/cli/node-options.js";
 import { withDeadline } from "./deadline.js";
+import { assertCommandInstalled } from "./required-tools.js";
 
 export { withDeadline };
 
@@ -412,6 +413,7 @@ export function runCommand(
 ): Promise<CommandResult> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return new Promise((res, rej) => {
+    assertCommandInstalled(cmd); // inside the executor: a missing tool rejects
     const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], env: options.env ?? process.env });
     running.add(child);
     const out: Buffer[] = [];
@@ -458,6 +460,7 @@ export interface BackgroundCommand {
 
 /** Starts an external program in the background (e.g. a long-running `kcat -C`); stop() ends it. */
 export function startCommand(cmd: string, args: readonly string[]): BackgroundCommand {
+  assertCommandInstalled(cmd);
   const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   const out: Buffer[] = [];

@@ -6,7 +6,6 @@
 // LeaderAndIsr and of the broker's answer to its replay.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 
 import { decodeRequest, decodeResponse } from "../../src/protocol/framing.js";
 import { Apis } from "../../src/protocol/generated/api-table.js";
@@ -16,10 +15,11 @@ import { WireClient } from "../server/wire-client.js";
 import { type BackgroundCommand, runCommand, startCommand, withDeadline } from "./broker-harness.js";
 import type { ClusterHarness } from "./cluster-harness.js";
 import type { CapturedRequest, ReplayAnswer } from "./link-proxy.js";
+import { skipUnlessInstalled } from "./required-tools.js";
 
 export const PYTHON = "/usr/bin/python3";
-/** What these tests need that may not be installed (a skip reason), or undefined. */
-export const missingTools: string | undefined = existsSync(PYTHON) ? undefined : `not installed: ${PYTHON}`;
+/** What these tests need that may not be installed: `false`, or the skip reason (required-tools.ts). */
+export const missingTools: string | false = skipUnlessInstalled("python3", "confluent-kafka");
 
 /** Creates `topic` with one partition on `replicas` (the first is the preferred leader). */
 export async function createPinnedTopic(

@@ -1,6 +1,7 @@
 // Test-only: a small tmpfs file system mounted on a fresh temporary directory, so a test can fill a log
 // dir for real (ENOSPC from the kernel, statfs telling the truth). Needs root (mount(8)); `mountTmpfs`
-// answers a reason string instead when mounting is refused, for the test to skip with. `unmount` lazily
+// answers a reason string instead when mounting is refused, for the test to skip with (under CI the test
+// file stops instead: required-tools.ts). `unmount` lazily
 // unmounts (a broker killed a moment ago may still hold files) and removes the directory; a process-exit
 // hook unmounts whatever a crashed test left mounted. Also: `freeBytes` (statfs) and a Python
 // confluent-kafka producer that reports every record's fate (acknowledged offset, or error name and
@@ -11,20 +12,26 @@ import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "./broker-harness.js";
+import { requireEnvironment } from "./required-tools.js";
 
 const mounted = new Set<string>();
 process.on("exit", () => {
   for (const dir of mounted) spawnSync("umount", ["-l", dir]);
 });
 
+/** A refusal to mount: under CI the test file stops (required-tools.ts), elsewhere the skip reason. */
+function refused(reason: string): { skip: string } {
+  return { skip: requireEnvironment(reason) || reason };
+}
+
 /** Mounts a tmpfs of `sizeMb` MiB on a new temporary dir: its path, or `{ skip }` saying why it cannot. */
 export function mountTmpfs(prefix: string, sizeMb: number): { dir: string } | { skip: string } {
-  if (process.getuid?.() !== 0) return { skip: "mounting a tmpfs needs root" };
+  if (process.getuid?.() !== 0) return refused("mounting a tmpfs needs root");
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeMb}m`, "tmpfs", dir], { encoding: "utf8" });
   if (r.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    return { skip: `mount -t tmpfs refused: ${(r.stderr || r.error?.message || "").trim()}` };
+    return refused(`mount -t tmpfs refused: ${(r.stderr || r.error?.message || "").trim()}`);
   }
   mounted.add(dir);
   return { dir };

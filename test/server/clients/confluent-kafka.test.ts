@@ -9,21 +9,19 @@
 // confluent-kafka then checking the new low watermark.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
 import { BrokerHarness, describeResult, pushTo, runCommand, sleep } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 
 const PYTHON = "/usr/bin/python3";
 const DRIVER = resolve(process.cwd(), "test/support/clients/broker-confluent-kafka.py");
 const PER_CODEC = 10_000;
 const CODECS = ["lz4", "snappy", "gzip"] as const;
 
-const available = existsSync(PYTHON) && existsSync(DRIVER);
-
 describe("confluent-kafka against a single Tributary broker", {
-  skip: !available && "no /usr/bin/python3 or driver",
+  skip: skipUnlessInstalled("python3", "confluent-kafka"),
   timeout: 180_000,
 }, () => {
   let broker: BrokerHarness;

@@ -4,18 +4,16 @@
 // test/support/clients/broker-kafka-python.py, one scenario a run.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { BrokerHarness, describeResult, pushTo, runCommand } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 
 const PYTHON = "/usr/bin/python3";
 const DRIVER = resolve(process.cwd(), "test/support/clients/broker-kafka-python.py");
 const COUNT = 5000;
-const available = existsSync(PYTHON) && existsSync(DRIVER);
-
 describe("kafka-python against a single Tributary broker", {
-  skip: !available && "no /usr/bin/python3 or driver",
+  skip: skipUnlessInstalled("python3", "kafka-python"),
   timeout: 180_000,
 }, () => {
   let broker: BrokerHarness;

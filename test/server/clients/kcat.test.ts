@@ -11,7 +11,6 @@
 // creates itself through auto-creation.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
 import {
@@ -24,6 +23,7 @@ import {
   waitFor,
   withDeadline,
 } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 
 const KCAT = "/usr/bin/kcat";
 const MANY = Number(process.env.KCAT_MESSAGES ?? 100_000);
@@ -66,7 +66,7 @@ function byPartition(msgs: readonly Consumed[]): Map<number, Consumed[]> {
 }
 
 describe("kcat against a single Tributary broker", {
-  skip: !existsSync(KCAT) && "kcat is not installed",
+  skip: skipUnlessInstalled("kcat"),
   timeout: 180_000,
 }, () => {
   let broker: BrokerHarness;

@@ -6,13 +6,14 @@
 // REBALANCE_IN_PROGRESS, GROUP_ID_NOT_FOUND and NON_EMPTY_GROUP.
 
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ErrorCode } from "../../../src/protocol/errors.js";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { parseLogSegment } from "../../storage/independent-segment-parser.js";
 import { BrokerHarness, runCommand } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import { WireClient } from "../wire-client.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -156,7 +157,7 @@ function readConsumerOffsets(logDir: string): ParsedRecord[] {
 }
 
 describe("__consumer_offsets on disk and group errors on the wire", {
-  skip: !existsSync(KCAT) && "kcat is not installed",
+  skip: skipUnlessInstalled("kcat"),
 }, () => {
   let broker: BrokerHarness;
   let client: WireClient;

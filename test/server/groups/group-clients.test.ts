@@ -7,7 +7,6 @@
 // a raw socket and by kafka-python's KafkaAdminClient.list_consumer_group_offsets.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type kafkajs from "kafkajs";
 import {
@@ -18,13 +17,12 @@ import {
   sleep,
   withDeadline,
 } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import {
   closeBounded,
   committedOffsets,
   expectedValues,
-  GROUP_DRIVER,
   kafkaFor,
-  PYTHON,
   platformaticClassicConsumer,
   produceTo,
   runDriver,
@@ -52,8 +50,6 @@ interface Case {
   readonly slug: string;
   readonly run: (broker: BrokerHarness, group: string, topic: string, expect: number) => Promise<Run>;
 }
-
-const available = existsSync(PYTHON) && existsSync(GROUP_DRIVER) && existsSync(KCAT);
 
 async function kcatRun(broker: BrokerHarness, group: string, topic: string, expect: number): Promise<Run> {
   // Balanced consumer; -e: exit once every assigned partition is at its end. Offsets are stored as
@@ -228,7 +224,7 @@ function assertRead(c: Case, run: Run, tags: Array<[tag: string, count: number]>
 }
 
 describe("every client's group consumer resumes from its committed offsets after a broker restart", {
-  skip: !available && "no python3, kcat or group driver",
+  skip: skipUnlessInstalled("python3", "confluent-kafka", "kafka-python", "kcat"),
   timeout: 180_000,
 }, () => {
   let broker: BrokerHarness;

@@ -14,20 +14,18 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type kafkajs from "kafkajs";
 import { type BrokerHarness, waitFor, withDeadline } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import {
   closeBounded,
   committedOffsets,
   type DescribedGroup,
   describeGroup,
   expectedValues,
-  GROUP_DRIVER,
   kafkaFor,
   Member,
-  PYTHON,
   platformaticClassicConsumer,
   produceTo,
   startGroupBroker,
@@ -36,7 +34,6 @@ import {
 const PARTITIONS = 8;
 const PER_PARTITION = 25;
 const KCAT = "/usr/bin/kcat";
-const available = existsSync(PYTHON) && existsSync(GROUP_DRIVER) && existsSync(KCAT);
 const all = Array.from({ length: PARTITIONS }, (_, i) => i);
 
 /** Every partition of the topic is in exactly one member's assignment. */
@@ -46,7 +43,7 @@ function assertCoversOnce(g: DescribedGroup): void {
 }
 
 describe("mixed clients in one group", {
-  skip: !available && "no python3 or group driver",
+  skip: skipUnlessInstalled("python3", "confluent-kafka", "kafka-python", "kcat"),
   timeout: 120_000,
 }, () => {
   let broker: BrokerHarness;

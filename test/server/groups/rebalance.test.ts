@@ -7,18 +7,16 @@
 // go backwards; and once everything is consumed the committed offsets equal the records produced.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type kafkajs from "kafkajs";
 import { type BrokerHarness, sleep, waitFor, withDeadline } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import {
   committedOffsets,
   committedOffsetsOrRetry,
   describeGroup,
-  GROUP_DRIVER,
   Member,
   type MemberEvent,
-  PYTHON,
   startGroupBroker,
 } from "./group-support.js";
 
@@ -26,11 +24,10 @@ const TOPIC = "rebalance";
 const GROUP = "rebalance-group";
 const PARTITIONS = 6;
 const SESSION_TIMEOUT_MS = 2000;
-const available = existsSync(PYTHON) && existsSync(GROUP_DRIVER);
 const all = Array.from({ length: PARTITIONS }, (_, i) => i);
 
 describe("rebalance when a member dies without leaving", {
-  skip: !available && "no python3 or group driver",
+  skip: skipUnlessInstalled("python3", "confluent-kafka", "kafka-python"),
   timeout: 120_000,
 }, () => {
   let broker: BrokerHarness;

@@ -6,7 +6,6 @@
 // shutdown snapshot; SIGKILL: rebuilt from the log) between a lost response and the client's retry.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
@@ -20,6 +19,7 @@ import {
   waitFor,
 } from "../../support/broker-harness.js";
 import { Random } from "../../support/random.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import { DroppingProxy } from "./dropping-proxy.js";
 
 const { Kafka, logLevel, Partitioners } = kafkajs;
@@ -91,7 +91,7 @@ describe("idempotent producers through a proxy that loses Produce responses", { 
   });
 
   test("confluent-kafka enable.idempotence=true: every record exactly once", {
-    skip: !(existsSync(PYTHON) && existsSync(DRIVER)) && "no /usr/bin/python3 or driver",
+    skip: skipUnlessInstalled("python3", "confluent-kafka"),
   }, async () => {
     const count = 3000;
     proxy.dropped = 0;

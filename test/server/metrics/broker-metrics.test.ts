@@ -8,13 +8,14 @@
 // "" (disabled), a malformed value (ConfigException).
 
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
+import { readdirSync, statfsSync, statSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
 import { ConfigException, KafkaConfig } from "../../../src/server/kafka-config.js";
 import { BrokerHarness, describeResult, runCommand, waitFor } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import { type ParsedFamily, parseExposition, sampleValue } from "./exposition-parser.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -54,7 +55,7 @@ function logBytesOnDisk(logDir: string, topic: string, partition: number): numbe
 }
 
 describe("Prometheus /metrics on a real broker", {
-  skip: !existsSync(KCAT) && "kcat is not installed",
+  skip: skipUnlessInstalled("kcat"),
   timeout: 120_000,
 }, () => {
   let broker: BrokerHarness;

@@ -11,12 +11,8 @@ import kafkajs from "kafkajs";
 import { ErrorCode } from "../../../src/protocol/errors.js";
 import { buildRecordBatch, CompressionType } from "../../../src/protocol/records/index.js";
 import { BrokerHarness, readWithKcat } from "../../support/broker-harness.js";
-import {
-  confluentProduce,
-  dumpLogCodecs,
-  produceRaw,
-  pythonConfluentAvailable,
-} from "./validation-support.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
+import { confluentProduce, dumpLogCodecs, produceRaw } from "./validation-support.js";
 
 const { Kafka, logLevel, CompressionTypes } = kafkajs;
 const SEGMENT = "00000000000000000000.log";
@@ -128,7 +124,7 @@ describe("produce validation: timestamps, keys and recompression on a real broke
   });
 
   test("confluent-kafka: the delivery report says INVALID_TIMESTAMP for the old record only", {
-    skip: !pythonConfluentAvailable && "no /usr/bin/python3",
+    skip: skipUnlessInstalled("python3", "confluent-kafka"),
   }, async () => {
     const now = Date.now();
     const outcome = await confluentProduce(
@@ -174,7 +170,7 @@ describe("produce validation: timestamps, keys and recompression on a real broke
   });
 
   test("compression.type=zstd: a gzip producer's batches are stored as zstd and read back", {
-    skip: !pythonConfluentAvailable && "no /usr/bin/python3",
+    skip: skipUnlessInstalled("python3", "confluent-kafka"),
   }, async () => {
     const messages = Array.from({ length: 500 }, (_, i) => ({
       key: `key-${i}`,

@@ -2,7 +2,6 @@
 // DescribeLogDirs requests over a real socket (WireClient, the generated codecs), the `tributary` CLI of
 // the build under test (dump-log), and a confluent-kafka (librdkafka) producer run through /usr/bin/python3.
 
-import { existsSync } from "node:fs";
 import { Apis } from "../../../src/protocol/generated/api-table.js";
 import { defaultDescribeLogDirsRequest } from "../../../src/protocol/generated/messages/DescribeLogDirsRequest.js";
 import type { DescribeLogDirsResponse } from "../../../src/protocol/generated/messages/DescribeLogDirsResponse.js";
@@ -34,8 +33,6 @@ import { runTributary } from "../../support/tributary-cli.js";
 import { WireClient } from "../wire-client.js";
 
 export const PYTHON = "/usr/bin/python3";
-export const pythonConfluentAvailable = existsSync(PYTHON);
-
 /** Runs `tributary <args>` from the build under test. */
 export function tributary(args: readonly string[], timeoutMs = 30_000): Promise<CommandResult> {
   return runTributary(args, { timeoutMs });

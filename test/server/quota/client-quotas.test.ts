@@ -10,7 +10,6 @@
 //   - precedence on the broker: /config/users/<default> wins over /config/clients/<c> (metric tags).
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { AdminClient } from "../../../src/client/admin/admin-client.js";
 import { ClientQuotasAdmin } from "../../../src/client/admin/client-quotas-admin.js";
@@ -24,6 +23,7 @@ import { defaultMetadataRequest } from "../../../src/protocol/generated/messages
 import { defaultProduceRequest } from "../../../src/protocol/generated/messages/ProduceRequest.js";
 import { buildRecordBatch } from "../../../src/protocol/records/memory-records.js";
 import { BrokerHarness, runCommand, tributaryArgv, waitFor } from "../../support/broker-harness.js";
+import { skipUnlessInstalled } from "../../support/required-tools.js";
 import { WireClient } from "../wire-client.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -271,10 +271,8 @@ test("configs --entity-type users|clients: alter, describe, delete with Kafka's 
   assert.equal((await configs("--describe", "--entity-type", "users")).stdout, "");
 });
 
-const missing = [PYTHON, KCAT].filter((p) => !existsSync(p));
-
 describe("throttling real clients", {
-  skip: missing.length > 0 && `not installed: ${missing.join(", ")}`,
+  skip: skipUnlessInstalled("python3", "confluent-kafka", "kcat"),
 }, () => {
   test("confluent-kafka at producer_byte_rate=1048576: 1 MB/s ± 15 % over 20 s, throttle times, a raised quota applies within seconds", async () => {
     const r0 = await configs(
