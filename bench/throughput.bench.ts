@@ -1,6 +1,6 @@
 // Throughput benchmark (issue 5) against the machine's limits. Run with `npm run bench` (options after
 // `--`: `--records N`, default 1000000; `--consume-records M`, default 3000000; `--no-append` to leave
-// docs/benchmarks.md alone, for trial runs).
+// docs/benchmarks/throughput.md alone, for trial runs).
 // Needs iperf3, redis-server, redis-cli and redis-benchmark on PATH; on Debian:
 //   apt-get install -y iperf3 redis-server redis-tools
 // (it says in one line what is missing instead of starting).
@@ -37,10 +37,11 @@
 //    one CreateTopics, its RSS after 10 s without clients (target ≤ 150 MB).
 // Then it prints a table with the ratios issue 5 asks for (produce MB/s ÷ Redis XADD MB/s, consume MB/s ÷
 // loopback, …) next to the targets, and appends a dated run to "## Throughput (issue 5)" in
-// docs/benchmarks.md. MB/s is 10^6 bytes of record data per second (the perf tools print MiB/s as Kafka's
-// do; their lines are quoted as printed). The run is bounded to 5 minutes; every child process and
-// temporary directory is removed on every exit path (bench/support/child-processes.ts). Exits 1 when a
-// step failed (the table then shows what was measured).
+// docs/benchmarks/throughput.md (the Throughput rows of docs/benchmarks.md's table then want its figures:
+// `npm run check:benchmarks` fails until they have them). MB/s is 10^6 bytes of record data per second
+// (the perf tools print MiB/s as Kafka's do; their lines are quoted as printed). The run is bounded to
+// 5 minutes; every child process and temporary directory is removed on every exit path
+// (bench/support/child-processes.ts). Exits 1 when a step failed (the table then shows what was measured).
 
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -708,9 +709,10 @@ function appendToDocs(f: Figures, machineLine: string): void {
   ]
     .filter((l, i, a) => l !== "" || a[i - 1] !== "")
     .join("\n");
-  const doc = join(REPO, "docs/benchmarks.md");
+  const doc = join(REPO, "docs/benchmarks/throughput.md");
   appendRunToSection(doc, "## Throughput (issue 5)", SECTION_INTRO, run);
   console.log(`\nappended this run to ${relative(REPO, doc)}`);
+  console.log("update the Throughput rows of the table in docs/benchmarks.md (npm run check:benchmarks)");
 }
 
 async function main(): Promise<void> {
@@ -755,7 +757,7 @@ async function main(): Promise<void> {
   }
   console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
   if (OPTIONS.append) appendToDocs(f, machine);
-  else console.log("--no-append: docs/benchmarks.md left alone");
+  else console.log("--no-append: docs/benchmarks/throughput.md left alone");
 }
 
 await main();

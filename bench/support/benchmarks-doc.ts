@@ -1,4 +1,4 @@
-// Benchmark support: appends a dated run to a section of docs/benchmarks.md. The section ("## Title") is
+// Benchmark support: appends a dated run to a section of a docs/benchmarks/ file. The section ("## Title") is
 // created at the end of the file with an introduction when absent; a run goes at the end of its section,
 // before the next "## " heading, so later sections stay where they are.
 

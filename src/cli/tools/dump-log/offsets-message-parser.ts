@@ -10,86 +10,86 @@
 import {
   ConsumerGroupCurrentMemberAssignmentKeyToJson,
   readConsumerGroupCurrentMemberAssignmentKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupCurrentMemberAssignmentKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupCurrentMemberAssignmentKey.js";
 import {
   ConsumerGroupCurrentMemberAssignmentValueToJson,
   ConsumerGroupCurrentMemberAssignmentValueVersions,
   readConsumerGroupCurrentMemberAssignmentValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupCurrentMemberAssignmentValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupCurrentMemberAssignmentValue.js";
 import {
   ConsumerGroupMemberMetadataKeyToJson,
   readConsumerGroupMemberMetadataKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupMemberMetadataKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupMemberMetadataKey.js";
 import {
   ConsumerGroupMemberMetadataValueToJson,
   ConsumerGroupMemberMetadataValueVersions,
   readConsumerGroupMemberMetadataValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupMemberMetadataValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupMemberMetadataValue.js";
 import {
   ConsumerGroupMetadataKeyToJson,
   readConsumerGroupMetadataKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupMetadataKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupMetadataKey.js";
 import {
   ConsumerGroupMetadataValueToJson,
   ConsumerGroupMetadataValueVersions,
   readConsumerGroupMetadataValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupMetadataValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupMetadataValue.js";
 import {
   ConsumerGroupPartitionMetadataKeyToJson,
   readConsumerGroupPartitionMetadataKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupPartitionMetadataKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupPartitionMetadataKey.js";
 import {
   ConsumerGroupPartitionMetadataValueToJson,
   ConsumerGroupPartitionMetadataValueVersions,
   readConsumerGroupPartitionMetadataValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupPartitionMetadataValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupPartitionMetadataValue.js";
 import {
   ConsumerGroupTargetAssignmentMemberKeyToJson,
   readConsumerGroupTargetAssignmentMemberKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMemberKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMemberKey.js";
 import {
   ConsumerGroupTargetAssignmentMemberValueToJson,
   ConsumerGroupTargetAssignmentMemberValueVersions,
   readConsumerGroupTargetAssignmentMemberValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMemberValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMemberValue.js";
 import {
   ConsumerGroupTargetAssignmentMetadataKeyToJson,
   readConsumerGroupTargetAssignmentMetadataKey,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMetadataKey.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMetadataKey.js";
 import {
   ConsumerGroupTargetAssignmentMetadataValueToJson,
   ConsumerGroupTargetAssignmentMetadataValueVersions,
   readConsumerGroupTargetAssignmentMetadataValue,
-} from "../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMetadataValue.js";
+} from "../../../protocol/generated/coordinator-records/ConsumerGroupTargetAssignmentMetadataValue.js";
 import {
   GroupMetadataKeyToJson,
   readGroupMetadataKey,
-} from "../../protocol/generated/coordinator-records/GroupMetadataKey.js";
+} from "../../../protocol/generated/coordinator-records/GroupMetadataKey.js";
 import {
   GroupMetadataValueToJson,
   GroupMetadataValueVersions,
   readGroupMetadataValue,
-} from "../../protocol/generated/coordinator-records/GroupMetadataValue.js";
+} from "../../../protocol/generated/coordinator-records/GroupMetadataValue.js";
 import {
   OffsetCommitKeyToJson,
   readOffsetCommitKey,
-} from "../../protocol/generated/coordinator-records/OffsetCommitKey.js";
+} from "../../../protocol/generated/coordinator-records/OffsetCommitKey.js";
 import {
   OffsetCommitValueToJson,
   OffsetCommitValueVersions,
   readOffsetCommitValue,
-} from "../../protocol/generated/coordinator-records/OffsetCommitValue.js";
+} from "../../../protocol/generated/coordinator-records/OffsetCommitValue.js";
 import {
   ConsumerProtocolAssignmentToJson,
   readConsumerProtocolAssignment,
-} from "../../protocol/generated/messages/ConsumerProtocolAssignment.js";
+} from "../../../protocol/generated/messages/ConsumerProtocolAssignment.js";
 import {
   ConsumerProtocolSubscriptionToJson,
   readConsumerProtocolSubscription,
-} from "../../protocol/generated/messages/ConsumerProtocolSubscription.js";
-import { type JsonObject, stringifyJson } from "../../protocol/primitives/json-node.js";
-import { Reader } from "../../protocol/primitives/reader.js";
-import type { DecodedRecord } from "../../protocol/records/index.js";
+} from "../../../protocol/generated/messages/ConsumerProtocolSubscription.js";
+import { type JsonObject, stringifyJson } from "../../../protocol/primitives/json-node.js";
+import { Reader } from "../../../protocol/primitives/reader.js";
+import type { DecodedRecord } from "../../../protocol/records/index.js";
 
 /** Reads a message of one version and returns it as JSON. */
 type JsonReader = (r: Reader, version: number) => JsonObject;
