@@ -869,10 +869,8 @@ export class UnifiedLog {
     if (targetOffset < 0n)
       throw new RangeError(`cannot truncate ${this.name} to a negative offset (${targetOffset})`);
     if (targetOffset >= this._logEndOffset) {
-      // Nothing to cut from the log, but an epoch entry at its end goes (Kafka does the same): a broker that
-      // led an epoch without appending to it keeps an entry starting at its log end, which it would
-      // otherwise offer as its last fetched epoch forever, diverging from every new leader.
-      this.leaderEpochCache?.truncateFromEnd(this._logEndOffset);
+      // Nothing to cut from the log, but an epoch entry at its end goes (Kafka does the same).
+      this.dropEpochEntriesAtLogEnd();
       return false;
     }
     if (this.segmentList[0].baseOffset > targetOffset) {
@@ -889,7 +887,7 @@ export class UnifiedLog {
     const end = active.readNextOffset();
     this._logEndOffset = end < targetOffset ? end : targetOffset;
     if (this._logEndOffset < active.baseOffset) this._logEndOffset = active.baseOffset;
-    this.leaderEpochCache?.truncateFromEnd(this._logEndOffset);
+    this.dropEpochEntriesAtLogEnd();
     if (this._logStartOffset > this._logEndOffset) this._logStartOffset = this._logEndOffset;
     if (this._recoveryPoint > this._logEndOffset) this._recoveryPoint = this._logEndOffset;
     if (this._highWatermark > this._logEndOffset) this._highWatermark = this._logEndOffset;
@@ -902,6 +900,15 @@ export class UnifiedLog {
     );
     this.logger.info(`Truncated log to offset ${targetOffset}, log end offset ${this._logEndOffset}`);
     return true;
+  }
+
+  /**
+   * Drops the leader-epoch entries starting at or after the log end offset: a broker that led an epoch
+   * without appending to it keeps an entry starting at its log end, which it would otherwise offer as its
+   * last fetched epoch forever, diverging from every new leader.
+   */
+  dropEpochEntriesAtLogEnd(): void {
+    this.leaderEpochCache?.truncateFromEnd(this._logEndOffset);
   }
 
   /** Deletes every segment and restarts the log empty at newOffset (Kafka's truncateFullyAndStartAt). */
