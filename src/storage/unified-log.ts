@@ -57,16 +57,11 @@ import type { LogConfig } from "./log-config.js";
 import { parseLogDirName } from "./log-file-names.js";
 import { type LoadedLog, LogLoader, type LogLoadReport } from "./log-loader.js";
 import type { LogSegment } from "./log-segment.js";
-import type {
-  AppendOrigin,
-  CompletedTxn,
-  ProducerAppendInfo,
-} from "./producer-state/producer-append-info.js";
+import type { AppendOrigin } from "./producer-state/producer-append-info.js";
 import {
-  applyProducerUpdates,
   lastSequenceOf,
+  ProducerStateUpdates,
   rebuildProducerState,
-  updateProducers,
 } from "./producer-state/producer-state-loader.js";
 import {
   DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
@@ -336,8 +331,7 @@ export class UnifiedLog {
     let next = firstOffset;
     let maxTimestamp = -1n;
     let shallowOffsetOfMaxTimestamp = firstOffset;
-    let updated: Map<bigint, ProducerAppendInfo> | undefined;
-    let completed: CompletedTxn[] | undefined;
+    const producers = new ProducerStateUpdates(this.producerStateManager, origin);
     for (const b of batches) {
       // Idempotent/transactional batches only (producer id >= 0: the high word is >= 0, no bigint read).
       if (records.readInt32BE(b.position + PRODUCER_ID_OFFSET) >= 0) {
@@ -351,17 +345,8 @@ export class UnifiedLog {
         if (duplicate !== undefined)
           return duplicateAppendInfo(duplicate, logAppendTime, this._logStartOffset, leaderEpoch);
         h.baseOffset = next;
-        updated ??= new Map();
-        completed ??= [];
         const at = b;
-        updateProducers(
-          this.producerStateManager,
-          h,
-          updated,
-          origin,
-          () => records.subarray(at.position, at.position + at.size),
-          completed,
-        );
+        producers.add(h, () => records.subarray(at.position, at.position + at.size));
       }
       setBaseOffset(records, b.position, next);
       setPartitionLeaderEpoch(records, b.position, leaderEpoch);
@@ -377,9 +362,7 @@ export class UnifiedLog {
     }
     const lastOffset = next - 1n;
     this.appendToSegment(records, lastOffset, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
-    if (updated !== undefined)
-      applyProducerUpdates(this.producerStateManager, updated, completed, this.activeSegment.txnIndex);
-    this.producerStateManager.updateMapEndOffset(this.logEndOffset);
+    producers.apply(this.activeSegment.txnIndex, this.logEndOffset);
     if (leaderEpoch >= 0) this.maybeAssignEpoch(leaderEpoch, firstOffset);
     return {
       firstOffset,
@@ -412,21 +395,12 @@ export class UnifiedLog {
     let firstOffset = -1n;
     let lastEpoch = -1;
     const epochs: Array<{ epoch: number; offset: bigint }> = [];
-    let updated: Map<bigint, ProducerAppendInfo> | undefined;
-    let completed: CompletedTxn[] | undefined;
+    const producers = new ProducerStateUpdates(this.producerStateManager, "replication");
     for (const b of batches) {
       if (records.readInt32BE(b.position + PRODUCER_ID_OFFSET) >= 0) {
-        updated ??= new Map();
-        completed ??= [];
         const at = b;
-        updateProducers(
-          this.producerStateManager,
-          readRecordBatchHeader(records, b.position),
-          updated,
-          "replication",
-          () => records.subarray(at.position, at.position + at.size),
-          completed,
-        );
+        const h = readRecordBatchHeader(records, b.position);
+        producers.add(h, () => records.subarray(at.position, at.position + at.size));
       }
       const base = records.readBigInt64BE(b.position);
       const last = base + BigInt(records.readInt32BE(b.position + LAST_OFFSET_DELTA_OFFSET));
@@ -447,9 +421,7 @@ export class UnifiedLog {
       prevLast = last;
     }
     this.appendToSegment(records, prevLast, maxTimestamp, shallowOffsetOfMaxTimestamp, firstOffset);
-    if (updated !== undefined)
-      applyProducerUpdates(this.producerStateManager, updated, completed, this.activeSegment.txnIndex);
-    this.producerStateManager.updateMapEndOffset(this.logEndOffset);
+    producers.apply(this.activeSegment.txnIndex, this.logEndOffset);
     for (const e of epochs) if (e.epoch >= 0) this.maybeAssignEpoch(e.epoch, e.offset);
     return {
       firstOffset,
