@@ -3,6 +3,9 @@
 // protocol/records/record-batch.ts) plus its `.index`, `.timeindex` and `.txnindex`. The segment is named
 // after its base offset; every batch in it has offsets in [baseOffset, baseOffset + Int32.MAX].
 //
+// The `.log` file is a FileRecords (file-records.ts); recover() and sanityCheck() apply the rules of
+// log-segment-recovery.ts.
+//
 // Invariants:
 // - The .log file holds whole batches back to back from position 0 (a crash may leave a partial tail,
 //   removed by recover()); batch offsets strictly increase.
@@ -27,69 +30,30 @@
 // size before the append and the index entries of the append are dropped, so no partial batch or index
 // entry is ever visible. When even the undo fails the error says so (code EIO): the log must go offline.
 
-import {
-  closeSync,
-  existsSync,
-  fdatasyncSync,
-  close as fsClose,
-  fdatasync as fsFdatasync,
-  open as fsOpen,
-  fstatSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeSync,
-} from "node:fs";
+import { close as fsClose, fdatasync as fsFdatasync, open as fsOpen, rmSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { Logger } from "../common/logger.js";
 import type { Time } from "../common/time.js";
 import { KafkaError } from "../protocol/errors.js";
 import {
   BATCH_LENGTH_OFFSET,
-  decodeBatchRecords,
   isRecordBatchCrcValid,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
-  MAGIC_OFFSET,
   MAX_TIMESTAMP_OFFSET,
-  MIN_BATCH_LENGTH,
-  PARTITION_LEADER_EPOCH_OFFSET,
-  RECORD_BATCH_MAGIC,
   RECORD_BATCH_OVERHEAD,
   type RecordBatchHeader,
-  readRecordBatchHeader,
 } from "../protocol/records/index.js";
+import { type BatchHeaderInfo, FileRecords, type LogOffsetPosition } from "./file-records.js";
 import type { LogConfig } from "./log-config.js";
 import { logFile, offsetIndexFile, timeIndexFile, transactionIndexFile } from "./log-file-names.js";
+import { sanityCheckSegment, scanForRecovery } from "./log-segment-recovery.js";
 import { OffsetIndex } from "./offset-index.js";
 import { TimeIndex, type TimestampOffset } from "./time-index.js";
 import { TransactionIndex } from "./transaction-index.js";
 
 const INT32_MAX = 2147483647;
 const segmentLogger = new Logger("kafka.log.LogSegment");
-
-/** A batch located in a segment: its last offset, position and size (Kafka's LogOffsetPosition). */
-export interface LogOffsetPosition {
-  /** The batch's last offset. */
-  readonly offset: bigint;
-  readonly baseOffset: bigint;
-  readonly position: number;
-  readonly size: number;
-}
-
-/** Header fields the storage layer needs, read from the 61-byte batch header. */
-export interface BatchHeaderInfo {
-  readonly position: number;
-  readonly size: number;
-  readonly baseOffset: bigint;
-  readonly lastOffset: bigint;
-  readonly maxTimestamp: bigint;
-  readonly partitionLeaderEpoch: number;
-}
 
 export interface SegmentReadResult {
   /** Whole batches, starting with the one containing the requested offset. */
@@ -136,8 +100,8 @@ export interface LogSegmentOpenOptions {
 }
 
 export class LogSegment {
-  private fd: number | null;
-  private _size: number;
+  /** The `.log` file (Kafka's LogSegment.log). */
+  readonly log: FileRecords;
   /**
    * Positions not known to hold valid batches: [verifiedEnd, appendStart) — a clean load's bytes, until a
    * read checks them (verifiedEnd moves when that read starts at it). Appended or recovered bytes are valid.
@@ -150,12 +114,9 @@ export class LogSegment {
   private maxTimestampAndOffset: TimestampOffset | undefined;
   private rollingBasedTimestamp: bigint | undefined;
   private created: number;
-  private readonly header = Buffer.alloc(RECORD_BATCH_OVERHEAD);
-  /** Positional reads done (tests check the read path does O(1) I/O). */
-  reads = 0;
 
   constructor(
-    private _logFile: string,
+    logPath: string,
     readonly offsetIndex: OffsetIndex,
     readonly timeIndex: TimeIndex,
     readonly txnIndex: TransactionIndex,
@@ -165,13 +126,8 @@ export class LogSegment {
     private readonly time: Time,
     options: { preallocateTo?: number } = {},
   ) {
-    const exists = existsSync(_logFile);
-    this.fd = openSync(_logFile, exists ? "r+" : "w+");
-    this._size = exists ? fstatSync(this.fd).size : 0;
-    this.appendStart = this._size;
-    if (!exists && options.preallocateTo !== undefined && options.preallocateTo > 0) {
-      ftruncateSync(this.fd, options.preallocateTo);
-    }
+    this.log = new FileRecords(logPath, options.preallocateTo);
+    this.appendStart = this.log.size;
     this.created = time.milliseconds();
   }
 
@@ -209,17 +165,21 @@ export class LogSegment {
   }
 
   get logFile(): string {
-    return this._logFile;
+    return this.log.file;
   }
 
   /** Bytes of the .log file holding batches. */
   get size(): number {
-    return this._size;
+    return this.log.size;
   }
 
-  private get logFd(): number {
-    if (this.fd === null) throw new Error(`segment ${this._logFile} is closed`);
-    return this.fd;
+  /** Positional reads of the .log file done (tests check the read path does O(1) I/O). */
+  get reads(): number {
+    return this.log.reads;
+  }
+
+  set reads(n: number) {
+    this.log.reads = n;
   }
 
   /** Whether `offset` fits this segment's relative offsets (Kafka's canConvertToRelativeOffset). */
@@ -246,14 +206,14 @@ export class LogSegment {
     records: Buffer,
   ): void {
     if (records.length === 0) return;
-    const physicalPosition = this._size;
+    const physicalPosition = this.log.size;
     if (!this.canConvertToRelativeOffset(largestOffset)) {
       throw new RangeError(
         `largest offset ${largestOffset} is out of range for the segment with base offset ${this.baseOffset}`,
       );
     }
     if (records.length > INT32_MAX - physicalPosition) {
-      throw new RangeError(`appending ${records.length} bytes would overflow segment ${this._logFile}`);
+      throw new RangeError(`appending ${records.length} bytes would overflow segment ${this.logFile}`);
     }
     const before = {
       bytesSinceLastIndexEntry: this.bytesSinceLastIndexEntry,
@@ -262,8 +222,7 @@ export class LogSegment {
     };
     if (physicalPosition === 0) this.rollingBasedTimestamp = largestTimestamp;
     try {
-      this.writeFully(records, physicalPosition);
-      this._size += records.length;
+      this.log.append(records);
       this.indexAppended(records, physicalPosition);
     } catch (e) {
       this.undoAppend(physicalPosition, records.readBigInt64BE(0), before, e as Error);
@@ -289,13 +248,12 @@ export class LogSegment {
     cause: Error,
   ): void {
     try {
-      if (fstatSync(this.logFd).size > size) ftruncateSync(this.logFd, size);
-      this._size = size;
+      this.log.shrinkTo(size);
       this.offsetIndex.truncateTo(firstOffset);
       this.timeIndex.truncateTo(firstOffset);
     } catch (e) {
       const err = new Error(
-        `could not undo a failed append to ${this._logFile} (${cause.message}): ${(e as Error).message}`,
+        `could not undo a failed append to ${this.logFile} (${cause.message}): ${(e as Error).message}`,
       ) as NodeJS.ErrnoException;
       err.code = "EIO";
       throw err;
@@ -328,53 +286,17 @@ export class LogSegment {
     }
   }
 
-  private writeFully(buf: Buffer, position: number): void {
-    let done = 0;
-    while (done < buf.length) {
-      done += writeSync(this.logFd, buf, done, buf.length - done, position + done);
-    }
-  }
-
-  private readFully(buf: Buffer, position: number, length = buf.length): number {
-    this.reads++;
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.logFd, buf, done, length - done, position + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return done;
-  }
-
   /**
    * Reads the header of the batch at `position`, or undefined when no well-formed v2 header is there
-   * (end of file, partial header, bad magic or length, or a batch running past the end).
+   * (FileRecords.readBatchHeader).
    */
-  readBatchHeader(position: number, end = this._size): BatchHeaderInfo | undefined {
-    if (position + LOG_OVERHEAD > end) return undefined;
-    const want = Math.min(RECORD_BATCH_OVERHEAD, end - position);
-    const got = this.readFully(this.header, position, want);
-    if (got < RECORD_BATCH_OVERHEAD) return undefined;
-    const h = this.header;
-    const batchLength = h.readInt32BE(BATCH_LENGTH_OFFSET);
-    if (h.readInt8(MAGIC_OFFSET) !== RECORD_BATCH_MAGIC || batchLength < MIN_BATCH_LENGTH) return undefined;
-    const size = LOG_OVERHEAD + batchLength;
-    if (position + size > end) return undefined;
-    const baseOffset = h.readBigInt64BE(0);
-    return {
-      position,
-      size,
-      baseOffset,
-      lastOffset: baseOffset + BigInt(h.readInt32BE(LAST_OFFSET_DELTA_OFFSET)),
-      maxTimestamp: h.readBigInt64BE(MAX_TIMESTAMP_OFFSET),
-      partitionLeaderEpoch: h.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET),
-    };
+  readBatchHeader(position: number, end = this.log.size): BatchHeaderInfo | undefined {
+    return this.log.readBatchHeader(position, end);
   }
 
   /** The whole v2 header (producer id, epoch, sequence, attributes) of the batch at `position`. */
-  readFullBatchHeader(position: number, end = this._size): RecordBatchHeader | undefined {
-    if (this.readBatchHeader(position, end) === undefined) return undefined;
-    return readRecordBatchHeader(this.header, 0);
+  readFullBatchHeader(position: number, end = this.log.size): RecordBatchHeader | undefined {
+    return this.log.readFullBatchHeader(position, end);
   }
 
   /**
@@ -383,15 +305,7 @@ export class LogSegment {
    */
   translateOffset(offset: bigint, startingFilePosition = 0): LogOffsetPosition | undefined {
     const mapping = this.offsetIndex.lookup(offset);
-    let position = Math.max(mapping.position, startingFilePosition);
-    for (;;) {
-      const h = this.readBatchHeader(position);
-      if (h === undefined) return undefined;
-      if (h.lastOffset >= offset) {
-        return { offset: h.lastOffset, baseOffset: h.baseOffset, position: h.position, size: h.size };
-      }
-      position += h.size;
-    }
+    return this.log.searchForOffsetWithSize(offset, Math.max(mapping.position, startingFilePosition));
   }
 
   /**
@@ -403,17 +317,17 @@ export class LogSegment {
   read(
     startOffset: bigint,
     maxSize: number,
-    maxPosition: number = this._size,
+    maxPosition: number = this.log.size,
     minOneMessage = false,
     maxOffset?: bigint,
     allocate?: (size: number) => Buffer,
   ): SegmentReadResult | undefined {
     if (maxSize < 0)
-      throw new RangeError(`invalid max size ${maxSize} for log read from segment ${this._logFile}`);
+      throw new RangeError(`invalid max size ${maxSize} for log read from segment ${this.logFile}`);
     const start = this.translateOffset(startOffset);
     if (start === undefined) return undefined;
     const meta = { fetchOffset: startOffset, segmentBaseOffset: this.baseOffset, position: start.position };
-    const limit = Math.min(maxPosition, this._size);
+    const limit = Math.min(maxPosition, this.log.size);
     if (maxOffset !== undefined && start.offset >= maxOffset) {
       return { records: Buffer.alloc(0), firstEntryIncomplete: false, ...meta };
     }
@@ -423,7 +337,7 @@ export class LogSegment {
     }
     const fetchSize = Math.min(limit - start.position, adjustedMaxSize);
     const buf = allocate ? allocate(fetchSize) : Buffer.allocUnsafe(fetchSize);
-    const got = this.readFully(buf, start.position, fetchSize);
+    const got = this.log.read(buf, start.position, fetchSize);
     // Keep whole batches only (headers read from the buffer in memory: no per-record work).
     let end = 0;
     while (end + LOG_OVERHEAD <= got) {
@@ -452,7 +366,7 @@ export class LogSegment {
   private corruptBatch(buf: Buffer, at: number, position: number): never {
     const base = buf.readBigInt64BE(at);
     const last = base + BigInt(buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET));
-    const message = `Record batch ${base}..${last} at position ${position} of ${this._logFile} is corrupt (CRC mismatch); it is not served`;
+    const message = `Record batch ${base}..${last} at position ${position} of ${this.logFile} is corrupt (CRC mismatch); it is not served`;
     if (!this.reportedCorrupt.has(position)) {
       this.reportedCorrupt.add(position);
       segmentLogger.error(message);
@@ -473,10 +387,10 @@ export class LogSegment {
   }
 
   /**
-   * Re-reads every batch (length, magic, CRC32C, offsets increasing and in range), rebuilds the three
-   * indexes, and truncates the .log file at the first invalid byte (Kafka's LogSegment.recover). Reads in
-   * chunks bounded by the file size; a declared size is never trusted for an allocation. `beforeTruncate`
-   * runs before the cut with its position, the last valid offset and the reason.
+   * Re-reads every batch (length, magic, CRC32C, offsets increasing and in range: scanForRecovery),
+   * rebuilds the three indexes, and truncates the .log file at the first invalid byte (Kafka's
+   * LogSegment.recover). `beforeTruncate` runs before the cut with its position, the last valid offset and
+   * the reason.
    */
   recover(
     maxBatchSize = INT32_MAX,
@@ -485,127 +399,33 @@ export class LogSegment {
     this.offsetIndex.reset();
     this.timeIndex.reset();
     this.txnIndex.reset();
-    const fileSize = fstatSync(this.logFd).size;
-    let validBytes = 0;
-    let lastIndexEntry = 0;
-    let prevLastOffset = this.baseOffset - 1n;
-    let maxTs: TimestampOffset = { timestamp: -1n, offset: this.baseOffset };
-    let reason: string | undefined;
-    const epochs: Array<{ epoch: number; startOffset: bigint }> = [];
-    let chunk = Buffer.alloc(0);
-    let chunkStart = 0;
-    const CHUNK = 1 << 20;
     this.rollingBasedTimestamp = undefined;
-    while (validBytes < fileSize) {
-      const remaining = fileSize - validBytes;
-      if (remaining < RECORD_BATCH_OVERHEAD) {
-        reason = `a partial batch header of ${remaining} bytes at position ${validBytes}`;
-        break;
-      }
-      // Make sure the header is in the chunk.
-      if (validBytes + RECORD_BATCH_OVERHEAD > chunkStart + chunk.length) {
-        chunk = Buffer.allocUnsafe(Math.min(CHUNK, remaining));
-        chunkStart = validBytes;
-        this.readFully(chunk, chunkStart);
-      }
-      const at = validBytes - chunkStart;
-      const batchLength = chunk.readInt32BE(at + BATCH_LENGTH_OFFSET);
-      const magic = chunk.readInt8(at + MAGIC_OFFSET);
-      if (magic !== RECORD_BATCH_MAGIC) {
-        reason = `magic ${magic} at position ${validBytes}`;
-        break;
-      }
-      if (batchLength < MIN_BATCH_LENGTH || LOG_OVERHEAD + batchLength > maxBatchSize) {
-        reason = `batch length ${batchLength} at position ${validBytes}`;
-        break;
-      }
-      const size = LOG_OVERHEAD + batchLength;
-      if (size > remaining) {
-        reason = `a partial batch at position ${validBytes} (${size} bytes declared, ${remaining} present)`;
-        break;
-      }
-      if (at + size > chunk.length) {
-        // Bounded by the file size checked above.
-        chunk = Buffer.allocUnsafe(Math.max(size, Math.min(CHUNK, remaining)));
-        chunkStart = validBytes;
-        this.readFully(chunk, chunkStart);
-      }
-      const p = validBytes - chunkStart;
-      if (!isRecordBatchCrcValid(chunk.subarray(p, p + size), 0)) {
-        reason = `a CRC mismatch in the batch at position ${validBytes}`;
-        break;
-      }
-      const baseOffset = chunk.readBigInt64BE(p);
-      const lastOffsetDelta = chunk.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET);
-      const lastOffset = baseOffset + BigInt(lastOffsetDelta);
-      if (
-        baseOffset <= prevLastOffset ||
-        lastOffsetDelta < 0 ||
-        !this.canConvertToRelativeOffset(lastOffset)
-      ) {
-        reason = `offsets ${baseOffset}..${lastOffset} at position ${validBytes} not after ${prevLastOffset}`;
-        break;
-      }
-      const maxTimestamp = chunk.readBigInt64BE(p + MAX_TIMESTAMP_OFFSET);
-      if (validBytes === 0) this.rollingBasedTimestamp = maxTimestamp;
-      if (maxTimestamp > maxTs.timestamp) maxTs = { timestamp: maxTimestamp, offset: lastOffset };
-      // A full index (segment.index.bytes lowered since the segment was written) just stays sparser at
-      // the tail: lookups stay correct, the header scan from the last entry gets longer.
-      if (validBytes - lastIndexEntry > this.indexIntervalBytes && !this.offsetIndex.isFull()) {
-        this.offsetIndex.append(lastOffset, validBytes);
-        if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(maxTs.timestamp, maxTs.offset);
-        lastIndexEntry = validBytes;
-      }
-      epochs.push({ epoch: chunk.readInt32BE(p + PARTITION_LEADER_EPOCH_OFFSET), startOffset: baseOffset });
-      prevLastOffset = lastOffset;
-      validBytes += size;
-    }
-    const bytesTruncated = fileSize - validBytes;
+    const scan = scanForRecovery(this, maxBatchSize);
+    const { validBytes, reason } = scan;
+    this.rollingBasedTimestamp = scan.firstBatchTimestamp;
+    const bytesTruncated = scan.fileSize - validBytes;
     // The caller may keep the bytes about to be cut (the LogLoader's quarantine) before they go.
-    if (bytesTruncated > 0) beforeTruncate?.(validBytes, prevLastOffset, reason ?? "invalid data");
-    if (bytesTruncated > 0) ftruncateSync(this.logFd, validBytes);
-    this._size = validBytes;
+    if (bytesTruncated > 0) beforeTruncate?.(validBytes, scan.lastValidOffset, reason ?? "invalid data");
+    this.log.shrinkTo(validBytes);
     // Every batch kept was checked.
     this.verifiedEnd = validBytes;
     this.appendStart = validBytes;
+    const maxTs = scan.maxTimestampSoFar;
     this.maxTimestampAndOffset = maxTs;
     this.offsetIndex.trimToValidSize();
     this.timeIndex.maybeAppend(maxTs.timestamp, maxTs.offset, true);
     this.timeIndex.trimToValidSize();
-    this.bytesSinceLastIndexEntry = validBytes - lastIndexEntry;
+    this.bytesSinceLastIndexEntry = validBytes - scan.lastIndexEntry;
     // The .txnindex is rebuilt by the LogLoader, which has the producer state (replaySegmentRebuildingTxnIndex).
-    return { bytesTruncated, reason: bytesTruncated > 0 ? reason : undefined, epochs };
+    return { bytesTruncated, reason: bytesTruncated > 0 ? reason : undefined, epochs: scan.epochs };
   }
 
   /**
-   * Structural checks of the indexes against this segment (Kafka's sanityCheck, plus spot checks that
-   * index entries point at batch boundaries inside the file). Throws CorruptIndexError or Error.
+   * Structural checks of the indexes against this segment (Kafka's sanityCheck: sanityCheckSegment).
+   * Throws CorruptIndexError or Error.
    */
   sanityCheck(): void {
-    this.offsetIndex.sanityCheck();
-    this.timeIndex.sanityCheck();
-    this.txnIndex.sanityCheck();
-    const n = this.offsetIndex.entries;
-    // Spot-check up to 16 entries spread over the index (first and last included): each must point at a
-    // batch header inside the file whose base offset is <= the entry's offset, after the previous one.
-    const samples = new Set<number>();
-    for (let k = 0; k < Math.min(n, 16); k++)
-      samples.add(Math.floor((k * (n - 1)) / Math.max(1, Math.min(n, 16) - 1)));
-    for (const i of samples) {
-      const e = this.offsetIndex.entry(i);
-      const h = this.readBatchHeader(e.position);
-      if (h === undefined || h.baseOffset > e.offset || h.baseOffset < this.baseOffset) {
-        throw new Error(
-          `offset index entry ${i} (offset ${e.offset}, position ${e.position}) of ${this.offsetIndex.file} does not point at a batch holding it`,
-        );
-      }
-    }
-    if (this.timeIndex.entries > 0 && this._size === 0) {
-      throw new Error(`time index ${this.timeIndex.file} has entries for an empty segment`);
-    }
-    if (n > 0 && this.offsetIndex.lastEntry().position >= this._size) {
-      throw new Error(`offset index ${this.offsetIndex.file} points past the end of the log`);
-    }
+    sanityCheckSegment(this);
   }
 
   /**
@@ -621,13 +441,12 @@ export class LogSegment {
     this.timeIndex.resize(this.timeIndex.maxIndexSize);
     let bytesTruncated = 0;
     if (mapping !== undefined) {
-      bytesTruncated = this._size - mapping.position;
-      ftruncateSync(this.logFd, mapping.position);
-      this._size = mapping.position;
-      this.verifiedEnd = Math.min(this.verifiedEnd, this._size);
-      this.appendStart = Math.min(this.appendStart, this._size);
+      bytesTruncated = this.log.size - mapping.position;
+      this.log.truncateTo(mapping.position);
+      this.verifiedEnd = Math.min(this.verifiedEnd, this.log.size);
+      this.appendStart = Math.min(this.appendStart, this.log.size);
     }
-    if (this._size === 0) {
+    if (this.log.size === 0) {
       this.created = this.time.milliseconds();
       this.rollingBasedTimestamp = undefined;
     }
@@ -652,12 +471,11 @@ export class LogSegment {
   }
 
   get lastModified(): number {
-    return statSync(this._logFile).mtimeMs;
+    return this.log.lastModified;
   }
 
   setLastModified(ms: number): void {
-    const t = ms / 1000;
-    utimesSync(this._logFile, t, t);
+    this.log.setLastModified(ms);
   }
 
   /**
@@ -671,26 +489,13 @@ export class LogSegment {
   ): { timestamp: bigint; offset: bigint } | undefined {
     const ts = this.timeIndex.lookup(timestamp);
     const start = ts.offset > startingOffset ? ts.offset : startingOffset;
-    let position = this.offsetIndex.lookup(start).position;
-    for (;;) {
-      const h = this.readBatchHeader(position);
-      if (h === undefined) return undefined;
-      if (h.maxTimestamp >= timestamp && h.lastOffset >= startingOffset) {
-        const bytes = Buffer.allocUnsafe(h.size);
-        this.readFully(bytes, position);
-        for (const r of decodeBatchRecords(bytes)) {
-          if (r.timestamp >= timestamp && r.offset >= startingOffset) {
-            return { timestamp: r.timestamp, offset: r.offset };
-          }
-        }
-      }
-      position += h.size;
-    }
+    const position = this.offsetIndex.lookup(start).position;
+    return this.log.searchForTimestamp(timestamp, position, startingOffset);
   }
 
   /** Loads the first batch's max timestamp (segment.ms rolls are based on it). */
   private loadFirstBatchTimestamp(): void {
-    if (this.rollingBasedTimestamp === undefined && this._size > 0) {
+    if (this.rollingBasedTimestamp === undefined && this.log.size > 0) {
       const h = this.readBatchHeader(0);
       if (h) this.rollingBasedTimestamp = h.maxTimestamp;
     }
@@ -709,8 +514,8 @@ export class LogSegment {
     const reachedRollMs =
       this.timeWaitedForRoll(p.now, p.maxTimestampInMessages) > p.maxSegmentMs - this.rollJitterMs;
     return (
-      this._size > p.maxSegmentBytes - p.messagesSize ||
-      (this._size > 0 && reachedRollMs) ||
+      this.log.size > p.maxSegmentBytes - p.messagesSize ||
+      (this.log.size > 0 && reachedRollMs) ||
       this.offsetIndex.isFull() ||
       this.timeIndex.isFull() ||
       !this.canConvertToRelativeOffset(p.maxOffsetInMessages)
@@ -726,7 +531,7 @@ export class LogSegment {
     // No more writes: give the index file descriptors back (a truncation would reopen them).
     this.offsetIndex.closeHandler();
     this.timeIndex.closeHandler();
-    if (this.fd !== null && fstatSync(this.fd).size !== this._size) ftruncateSync(this.fd, this._size);
+    this.log.trim();
   }
 
   /**
@@ -745,7 +550,7 @@ export class LogSegment {
   }
 
   flush(): void {
-    if (this.fd !== null) fdatasyncSync(this.fd);
+    this.log.flush();
     this.offsetIndex.flush();
     this.timeIndex.flush();
     this.txnIndex.flush();
@@ -762,22 +567,20 @@ export class LogSegment {
     this.offsetIndex.writeBehind();
     this.timeIndex.writeBehind();
     await Promise.all(
-      [this._logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(datasyncFile),
+      [this.logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(datasyncFile),
     );
   }
 
   /** Closes the files after the final time index entry and trimming (Kafka's LogSegment.close). */
   close(): void {
-    if (this.fd === null) return;
+    if (!this.log.isOpen) return;
     // The max timestamp's entry (Kafka appends it on close too); untouched segments already have it.
     const m = this.maxTimestampAndOffset;
     if (m !== undefined && m.timestamp >= 0n) this.timeIndex.maybeAppend(m.timestamp, m.offset, true);
     this.offsetIndex.close();
     this.timeIndex.close();
     this.txnIndex.close();
-    if (fstatSync(this.fd).size !== this._size) ftruncateSync(this.fd, this._size);
-    closeSync(this.fd);
-    this.fd = null;
+    this.log.close();
   }
 
   /** Closes file handles without writing anything (the files are about to be deleted or renamed). */
@@ -785,10 +588,7 @@ export class LogSegment {
     this.offsetIndex.closeHandler();
     this.timeIndex.closeHandler();
     this.txnIndex.close();
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      this.fd = null;
-    }
+    this.log.closeHandlers();
   }
 
   /** Renames every file of the segment from `oldSuffix` to `newSuffix` (e.g. "" → ".deleted"). */
@@ -797,9 +597,7 @@ export class LogSegment {
       if (!f.endsWith(oldSuffix)) throw new Error(`file ${f} does not end with ${oldSuffix}`);
       return f.slice(0, f.length - oldSuffix.length) + newSuffix;
     };
-    const nextLog = swap(this._logFile);
-    if (existsSync(this._logFile)) renameSync(this._logFile, nextLog);
-    this._logFile = nextLog;
+    this.log.renameTo(swap(this.logFile));
     this.offsetIndex.renameTo(swap(this.offsetIndex.file));
     this.timeIndex.renameTo(swap(this.timeIndex.file));
     this.txnIndex.renameTo(swap(this.txnIndex.file));
@@ -807,13 +605,13 @@ export class LogSegment {
 
   /** Whether the segment's files currently carry `suffix` (".cleaned", ".swap", ".deleted"). */
   hasSuffix(suffix: string): boolean {
-    return this._logFile.endsWith(suffix);
+    return this.logFile.endsWith(suffix);
   }
 
   /** Closes and removes every file of the segment. */
   deleteIfExists(): void {
     this.closeHandlers();
-    rmSync(this._logFile, { force: true });
+    this.log.deleteIfExists();
     this.offsetIndex.deleteIfExists();
     this.timeIndex.deleteIfExists();
     this.txnIndex.deleteIfExists();
@@ -826,12 +624,12 @@ export class LogSegment {
   async deleteInBackground(): Promise<void> {
     this.closeHandlers();
     await Promise.all(
-      [this._logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(unlinkIfExists),
+      [this.logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file].map(unlinkIfExists),
     );
   }
 
   toString(): string {
-    return `LogSegment(baseOffset=${this.baseOffset}, size=${this._size}, lastModifiedTime=${this.lastModified}, largestRecordTimestamp=${this.maxTimestampSoFar.timestamp})`;
+    return `LogSegment(baseOffset=${this.baseOffset}, size=${this.log.size}, lastModifiedTime=${this.lastModified}, largestRecordTimestamp=${this.maxTimestampSoFar.timestamp})`;
   }
 }
 

@@ -30,6 +30,7 @@ import {
   UNDEFINED_EPOCH,
   UNDEFINED_EPOCH_OFFSET,
 } from "../../storage/leader-epoch/leader-epoch-file-cache.js";
+import type { LogAppendInfo } from "../../storage/log-append-info.js";
 import { isNoSpaceError } from "../../storage/log-dir-space.js";
 import { isStorageError, type LogManager } from "../../storage/log-manager.js";
 import { validateRecords } from "../../storage/log-validator.js";
@@ -39,7 +40,6 @@ import {
   EARLIEST_TIMESTAMP,
   type FetchIsolation,
   LATEST_TIMESTAMP,
-  type LogAppendInfo,
   type LogReadResult,
   type TimestampAndOffset,
   type UnifiedLog,

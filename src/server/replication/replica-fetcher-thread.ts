@@ -661,7 +661,7 @@ export class ReplicaFetcherThread {
             // Nothing to truncate, yet our latest epoch is newer than the leader's answer: an epoch we led
             // without writing a batch (its entry starts at our log end). Forget it, as a follower that never
             // led would not have it; the next fetch then carries the epoch of our last batch.
-            if ((cache.latestEpoch() ?? -1) > d.epoch) cache.truncateFromEnd(log.logEndOffset);
+            if ((cache.latestEpoch() ?? -1) > d.epoch) log.dropEpochEntriesAtLogEnd();
             if (cache.latestEpoch() === before.epoch) {
               // The same fetch again would get the same answer: back off rather than spin.
               this.log.warn(

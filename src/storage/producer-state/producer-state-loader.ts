@@ -115,6 +115,34 @@ export function applyProducerUpdates(
   }
 }
 
+/**
+ * The producer-state changes of one append, collected batch by batch while it is validated and applied
+ * once its bytes are in the log (Kafka's analyzeAndValidateProducerState, then the updates after the
+ * local append): nothing reaches the ProducerStateManager for an append that fails.
+ */
+export class ProducerStateUpdates {
+  private updated: Map<bigint, ProducerAppendInfo> | undefined;
+  private completed: CompletedTxn[] | undefined;
+
+  constructor(
+    private readonly psm: ProducerStateManager,
+    private readonly origin: AppendOrigin,
+  ) {}
+
+  /** Validates one batch with a producer id (updateProducers); its bytes are read only for markers. */
+  add(h: ProducerBatchHeader, batchBytes: () => Buffer): void {
+    this.updated ??= new Map();
+    this.completed ??= [];
+    updateProducers(this.psm, h, this.updated, this.origin, batchBytes, this.completed);
+  }
+
+  /** Applies the changes (ABORTs into `txnIndex`: applyProducerUpdates) and moves the map end offset. */
+  apply(txnIndex: TransactionIndex, mapEndOffset: bigint): void {
+    if (this.updated !== undefined) applyProducerUpdates(this.psm, this.updated, this.completed, txnIndex);
+    this.psm.updateMapEndOffset(mapEndOffset);
+  }
+}
+
 /** One batch of `seg` (header `h`, `size` bytes) into the pending updates; its bytes are read only for markers. */
 function replayBatch(
   psm: ProducerStateManager,
