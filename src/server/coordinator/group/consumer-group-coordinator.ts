@@ -7,8 +7,8 @@
 //   - session timeouts (group.consumer.session.timeout.ms) and rebalance timeouts (a member that does not
 //     revoke in time is fenced), FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID / UNRELEASED_INSTANCE_ID /
 //     UNSUPPORTED_ASSIGNOR / GROUP_MAX_SIZE_REACHED / INVALID_REQUEST as Kafka answers them;
-//   - ConsumerGroupDescribe, the ListGroups entries of consumer groups, OffsetCommit/OffsetFetch v9 checks
-//     on member epochs (STALE_MEMBER_EPOCH);
+//   - ConsumerGroupDescribe, the ListGroups entries of consumer groups, DeleteGroups of an empty one (the
+//     offset APIs are in offset-metadata-manager.ts);
 //   - persistence: every change is a ConsumerGroupRecord appended to the group's __consumer_offsets
 //     partition, and replayed from there when the partition is loaded (the hook in GroupMetadataManager).
 // The GroupCoordinator checks that this broker coordinates the group before calling in here.
@@ -48,9 +48,9 @@ import {
   type SubscribedTopicMetadata,
 } from "./consumer-group-records.js";
 import { CONSUMER_PROTOCOL_TYPE } from "./consumer-protocol.js";
-import { type CommittedOffset, offsetKey, parseOffsetKey } from "./group-metadata.js";
+import { type CommittedOffset, parseOffsetKey } from "./group-metadata.js";
 import type { GroupMetadataManager } from "./group-metadata-manager.js";
-import { offsetCommitKey, offsetCommitValue } from "./group-metadata-records.js";
+import { offsetCommitKey } from "./group-metadata-records.js";
 
 export interface ConsumerGroupConfig {
   /** group.consumer.session.timeout.ms */
@@ -680,90 +680,7 @@ export class ConsumerGroupCoordinator {
     }));
   }
 
-  // ---- offsets ----
-
-  /** Kafka's ConsumerGroup.validateOffsetCommit; null when the commit may proceed. */
-  private validateOffsetCommit(group: ConsumerGroup, memberId: string, memberEpoch: number): number | null {
-    // An admin client or a consumer outside group management may commit to an empty group.
-    if (memberEpoch < 0 && group.members.size === 0) return null;
-    const member = group.members.get(memberId);
-    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
-    return null;
-  }
-
-  async commitOffsets(
-    group: ConsumerGroup,
-    memberId: string,
-    memberEpoch: number,
-    offsets: ReadonlyMap<string, CommittedOffset>,
-    offsetMetadataMaxBytes: number,
-  ): Promise<Map<string, number>> {
-    const invalid = this.validateOffsetCommit(group, memberId, memberEpoch);
-    if (invalid !== null) return new Map([...offsets.keys()].map((k) => [k, invalid]));
-    const out = new Map<string, number>();
-    const valid = new Map<string, CommittedOffset>();
-    for (const [k, o] of offsets) {
-      if (Buffer.byteLength(o.metadata) > offsetMetadataMaxBytes)
-        out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      else valid.set(k, o);
-    }
-    if (valid.size > 0) {
-      const code = await this.manager.append(
-        group.groupId,
-        [...valid].map(([k, o]) => {
-          const { topic, partition } = parseOffsetKey(k);
-          return { key: offsetCommitKey(group.groupId, topic, partition), value: offsetCommitValue(o) };
-        }),
-      );
-      if (code === ErrorCode.NONE) for (const [k, o] of valid) group.offsets.set(k, o);
-      for (const k of valid.keys()) out.set(k, code);
-    }
-    return out;
-  }
-
-  /** Kafka's ConsumerGroup.validateOffsetFetch (OffsetFetch v9 carries the member id and epoch). */
-  validateOffsetFetch(group: ConsumerGroup, memberId: string | null, memberEpoch: number): number | null {
-    if (memberId === null && memberEpoch < 0) return null;
-    const member = memberId === null ? undefined : group.members.get(memberId);
-    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
-    return null;
-  }
-
-  committedOffset(group: ConsumerGroup, topic: string, partition: number): CommittedOffset | undefined {
-    return group.offsets.get(offsetKey(topic, partition));
-  }
-
-  /** OffsetDelete: GROUP_SUBSCRIBED_TO_TOPIC for the topics a member subscribes to, tombstones for the rest. */
-  async deleteOffsets(
-    group: ConsumerGroup,
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<{ errorCode: number; partitions: Map<string, number> }> {
-    const subscribed = group.subscribedTopicNames();
-    const out = new Map<string, number>();
-    const keys: string[] = [];
-    for (const { topic, partition } of partitions) {
-      const k = offsetKey(topic, partition);
-      if (subscribed.has(topic)) out.set(k, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC);
-      else {
-        out.set(k, ErrorCode.NONE);
-        if (group.offsets.has(k)) keys.push(k);
-      }
-    }
-    if (keys.length > 0) {
-      const code = await this.manager.append(
-        group.groupId,
-        keys.map((k) => {
-          const { topic, partition } = parseOffsetKey(k);
-          return { key: offsetCommitKey(group.groupId, topic, partition), value: null };
-        }),
-      );
-      if (code !== ErrorCode.NONE) return { errorCode: code, partitions: new Map() };
-      for (const k of keys) group.offsets.delete(k);
-    }
-    return { errorCode: ErrorCode.NONE, partitions: out };
-  }
+  // ---- DeleteGroups ----
 
   /** DeleteGroups of a consumer group: only an empty one (NON_EMPTY_GROUP otherwise), with its offsets. */
   async deleteGroup(group: ConsumerGroup): Promise<number> {

@@ -4,8 +4,8 @@
 // the part that holds the group. A group id is either classic (JoinGroup, SyncGroup, Heartbeat, LeaveGroup:
 // classic-group-coordinator.ts) or a KIP-848 consumer group (ConsumerGroupHeartbeat, ConsumerGroupDescribe:
 // consumer-group-coordinator.ts); JoinGroup on a consumer group is INCONSISTENT_GROUP_PROTOCOL, as in Kafka
-// 3.7 without online migration. The offset APIs (OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete)
-// of both, DescribeGroups, ListGroups and DeleteGroups are answered here. Leadership of
+// 3.7 without online migration. The offset APIs of both go to the OffsetMetadataManager
+// (offset-metadata-manager.ts); DescribeGroups, ListGroups and DeleteGroups are answered here. Leadership of
 // a __consumer_offsets partition (onElection / onResignation) loads or unloads its groups in the
 // GroupMetadataManager, which persists them.
 
@@ -31,7 +31,7 @@ import {
   type TopicsImage,
 } from "./consumer-group-coordinator.js";
 import { groupSubscribedTopics } from "./consumer-protocol.js";
-import { type CommittedOffset, GroupMetadata, offsetKey, parseOffsetKey } from "./group-metadata.js";
+import type { CommittedOffset } from "./group-metadata.js";
 import { GROUP_METADATA_TOPIC_NAME, type GroupMetadataManager } from "./group-metadata-manager.js";
 import {
   EMPTY_ASSIGNMENT,
@@ -40,6 +40,11 @@ import {
   type SyncGroupResult,
   syncError,
 } from "./member-metadata.js";
+import {
+  type OffsetDeleteResult,
+  type OffsetFetchPartition,
+  OffsetMetadataManager,
+} from "./offset-metadata-manager.js";
 
 export interface GroupConfig extends ClassicGroupConfig {
   readonly offsetMetadataMaxBytes: number;
@@ -62,15 +67,6 @@ export interface GroupSummary {
   }>;
 }
 
-export interface OffsetFetchPartition {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: bigint;
-  readonly leaderEpoch: number;
-  readonly metadata: string;
-  readonly errorCode: number;
-}
-
 type Api =
   | "join"
   | "sync"
@@ -91,10 +87,11 @@ export class GroupCoordinator {
   private readonly classicGroups: ClassicGroupCoordinator;
   /** The KIP-848 consumer groups. */
   readonly consumerGroups: ConsumerGroupCoordinator;
+  private readonly offsets: OffsetMetadataManager;
 
   constructor(
     readonly brokerId: number,
-    private readonly config: GroupConfig,
+    config: GroupConfig,
     readonly groupManager: GroupMetadataManager,
     private readonly time: Time,
     scheduler: Scheduler,
@@ -109,6 +106,12 @@ export class GroupCoordinator {
       { ...DEFAULT_CONSUMER_GROUP_CONFIG, ...config.consumerGroup },
       groupManager,
       scheduler,
+    );
+    this.offsets = new OffsetMetadataManager(
+      config.offsetMetadataMaxBytes,
+      groupManager,
+      this.consumerGroups,
+      this.classicGroups.heartbeats,
     );
   }
 
@@ -228,63 +231,12 @@ export class GroupCoordinator {
     generationId: number,
     offsets: ReadonlyMap<string, CommittedOffset>,
   ): Promise<Map<string, number>> {
-    const all = (code: number): Map<string, number> => new Map([...offsets.keys()].map((k) => [k, code]));
     const status = this.validateGroupStatus(groupId, "commit");
-    if (status !== null) return all(status);
-    const consumerGroup = this.consumerGroups.group(groupId);
-    if (consumerGroup !== undefined) {
-      return this.consumerGroups.commitOffsets(
-        consumerGroup,
-        memberId,
-        generationId,
-        offsets,
-        this.config.offsetMetadataMaxBytes,
-      );
-    }
-    let group = this.groupManager.getGroup(groupId);
-    if (group === undefined) {
-      if (generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
-      // A standalone consumer (assign) keeps its offsets in a group without members.
-      group = this.groupManager.getOrCreateGroup(groupId);
-    }
-    if (group.is("Dead")) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    if (generationId >= 0 || memberId !== "" || groupInstanceId !== null) {
-      const invalid = group.validateMember(memberId, groupInstanceId);
-      if (invalid !== null) return all(invalid);
-      if (generationId !== group.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
-      if (group.is("CompletingRebalance")) return all(ErrorCode.REBALANCE_IN_PROGRESS);
-      const member = group.get(memberId)!;
-      this.classicGroups.heartbeats.schedule(group, member, member.sessionTimeoutMs);
-    } else if (!group.is("Empty")) {
-      // The group has members: only they may commit.
-      return all(ErrorCode.UNKNOWN_MEMBER_ID);
-    }
-    return this.storeOffsets(group, offsets);
+    if (status !== null) return new Map([...offsets.keys()].map((k) => [k, status]));
+    return this.offsets.commitOffsets(groupId, { memberId, groupInstanceId, generationId }, offsets);
   }
 
-  /** Stores the offsets whose metadata fits offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE for the rest). */
-  private async storeOffsets(
-    group: GroupMetadata,
-    offsets: ReadonlyMap<string, CommittedOffset>,
-    transaction?: { readonly producerId: bigint; readonly producerEpoch: number },
-  ): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    const valid = new Map<string, CommittedOffset>();
-    for (const [k, o] of offsets) {
-      if (Buffer.byteLength(o.metadata) > this.config.offsetMetadataMaxBytes)
-        out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      else valid.set(k, o);
-    }
-    const code = await this.groupManager.storeOffsets(group, valid, transaction);
-    for (const k of valid.keys()) out.set(k, code);
-    return out;
-  }
-
-  /**
-   * TxnOffsetCommit (Kafka's handleTxnCommitOffsets): offsets written in the producer's transaction,
-   * pending until its marker. A member id or generation given (v3+) is checked as for OffsetCommit; without
-   * them any producer may commit, even into a group with members (older clients send neither).
-   */
+  /** TxnOffsetCommit: offsets written in the producer's transaction, pending until its marker. */
   async commitTransactionalOffsets(
     groupId: string,
     producerId: bigint,
@@ -294,21 +246,14 @@ export class GroupCoordinator {
     generationId: number,
     offsets: ReadonlyMap<string, CommittedOffset>,
   ): Promise<Map<string, number>> {
-    const all = (code: number): Map<string, number> => new Map([...offsets.keys()].map((k) => [k, code]));
     const status = this.validateGroupStatus(groupId, "commit");
-    if (status !== null) return all(status);
-    if (this.consumerGroups.group(groupId) !== undefined) {
-      // Transactional commits into KIP-848 consumer groups are not supported yet.
-      return all(ErrorCode.UNSUPPORTED_VERSION);
-    }
-    const group = this.groupManager.getOrCreateGroup(groupId);
-    if (group.is("Dead")) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    if (generationId >= 0 || memberId !== "" || groupInstanceId !== null) {
-      const invalid = group.validateMember(memberId, groupInstanceId);
-      if (invalid !== null) return all(invalid);
-      if (generationId !== group.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
-    }
-    return this.storeOffsets(group, offsets, { producerId, producerEpoch });
+    if (status !== null) return new Map([...offsets.keys()].map((k) => [k, status]));
+    return this.offsets.commitTransactionalOffsets(
+      groupId,
+      { producerId, producerEpoch },
+      { memberId, groupInstanceId, generationId },
+      offsets,
+    );
   }
 
   /** A transaction marker reached __consumer_offsets-<partition>: its pending offsets commit or vanish. */
@@ -328,54 +273,17 @@ export class GroupCoordinator {
   ): { errorCode: number; partitions: OffsetFetchPartition[] } {
     const status = this.validateGroupStatus(groupId, "fetch");
     if (status !== null) return { errorCode: status, partitions: [] };
-    const consumerGroup = this.consumerGroups.group(groupId);
-    if (consumerGroup !== undefined) {
-      const invalid = this.consumerGroups.validateOffsetFetch(
-        consumerGroup,
-        member.memberId,
-        member.memberEpoch,
-      );
-      if (invalid !== null) return { errorCode: invalid, partitions: [] };
-    }
-    const group = consumerGroup ?? this.groupManager.getGroup(groupId);
-    const none = (topic: string, partition: number): OffsetFetchPartition => ({
-      topic,
-      partition,
-      offset: -1n,
-      leaderEpoch: -1,
-      metadata: "",
-      errorCode: ErrorCode.NONE,
-    });
-    const found = (topic: string, partition: number, o: CommittedOffset): OffsetFetchPartition => ({
-      topic,
-      partition,
-      offset: o.offset,
-      leaderEpoch: o.leaderEpoch,
-      metadata: o.metadata,
-      errorCode: ErrorCode.NONE,
-    });
-    if (partitions === null) {
-      if (group === undefined) return { errorCode: ErrorCode.NONE, partitions: [] };
-      return {
-        errorCode: ErrorCode.NONE,
-        partitions: [...group.offsets].map(([k, o]) => {
-          const { topic, partition } = parseOffsetKey(k);
-          return found(topic, partition, o);
-        }),
-      };
-    }
-    return {
-      errorCode: ErrorCode.NONE,
-      partitions: partitions.map(({ topic, partition }) => {
-        const k = offsetKey(topic, partition);
-        // require_stable (KIP-447): an open transaction's offset for the partition is not answered yet.
-        if (requireStable && group instanceof GroupMetadata && group.hasPendingTransactionalOffset(k)) {
-          return { ...none(topic, partition), errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
-        }
-        const o = group?.offsets.get(k);
-        return o === undefined ? none(topic, partition) : found(topic, partition, o);
-      }),
-    };
+    return this.offsets.fetchOffsets(groupId, partitions, member, requireStable);
+  }
+
+  /** OffsetDelete: per-partition codes, or a group-level error. */
+  async deleteOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<OffsetDeleteResult> {
+    const status = this.validateGroupStatus(groupId, "offset-delete");
+    if (status !== null) return { errorCode: status, partitions: new Map() };
+    return this.offsets.deleteOffsets(groupId, partitions);
   }
 
   // ---- Describe / List / Delete ----
@@ -475,37 +383,5 @@ export class GroupCoordinator {
       out.set(groupId, code);
     }
     return out;
-  }
-
-  /** OffsetDelete: per-partition codes, or a group-level error. */
-  async deleteOffsets(
-    groupId: string,
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<{ errorCode: number; partitions: Map<string, number> }> {
-    const status = this.validateGroupStatus(groupId, "offset-delete");
-    if (status !== null) return { errorCode: status, partitions: new Map() };
-    const consumerGroup = this.consumerGroups.group(groupId);
-    if (consumerGroup !== undefined) return this.consumerGroups.deleteOffsets(consumerGroup, partitions);
-    const group = this.groupManager.getGroup(groupId);
-    if (group === undefined || group.is("Dead"))
-      return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: new Map() };
-    const out = new Map<string, number>();
-    let subscribed: Set<string> | undefined;
-    if (!group.is("Empty")) {
-      subscribed = groupSubscribedTopics(group);
-      if (subscribed === undefined) return { errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: new Map() };
-    }
-    const keys: string[] = [];
-    for (const { topic, partition } of partitions) {
-      const k = offsetKey(topic, partition);
-      if (subscribed?.has(topic)) out.set(k, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC);
-      else {
-        out.set(k, ErrorCode.NONE);
-        if (group.offsets.has(k)) keys.push(k);
-      }
-    }
-    const code = await this.groupManager.deleteOffsets(group, keys, false);
-    if (code !== ErrorCode.NONE) return { errorCode: code, partitions: new Map() };
-    return { errorCode: ErrorCode.NONE, partitions: out };
   }
 }
