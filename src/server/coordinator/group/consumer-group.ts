@@ -6,7 +6,6 @@
 // (Kafka's validateOffsetCommit / validateOffsetFetch). Every change goes through `replay` of a
 // ConsumerGroupRecord, so the live state and the state rebuilt from __consumer_offsets are the same.
 
-import type { ScheduledTask } from "../../../common/scheduler.js";
 import { ErrorCode } from "../../../protocol/errors.js";
 import {
   type Assignment,
@@ -33,8 +32,6 @@ export class ConsumerGroup {
   private readonly partitionEpochs = new Map<string, Map<number, number>>();
   /** offsetKey(topic, partition) → committed offset. */
   readonly offsets = new Map<string, CommittedOffset>();
-  readonly sessionTimers = new Map<string, ScheduledTask>();
-  readonly rebalanceTimers = new Map<string, ScheduledTask>();
   dead = false;
 
   constructor(readonly groupId: string) {}

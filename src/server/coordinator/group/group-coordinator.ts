@@ -28,8 +28,8 @@ import {
   DEFAULT_CONSUMER_GROUP_CONFIG,
   type DescribedConsumerGroup,
   heartbeatError,
-  type TopicsImage,
 } from "./consumer-group-coordinator.js";
+import type { TopicsImage } from "./consumer-group-target-assignment.js";
 import { groupSubscribedTopics } from "./consumer-protocol.js";
 import type { CommittedOffset } from "./group-metadata.js";
 import { GROUP_METADATA_TOPIC_NAME, type GroupMetadataManager } from "./group-metadata-manager.js";
