@@ -66,6 +66,9 @@ export interface MemberIdentity {
   readonly groupInstanceId: string | null;
 }
 
+/** Answers a JoinGroup (the resolver of its pending promise). */
+type JoinCallback = (r: JoinGroupResult) => void;
+
 /** The member's JoinGroup and SyncGroup still waiting, if any, are answered with errorCode. */
 function answerWaiting(member: MemberMetadata, errorCode: number): void {
   const join = member.awaitingJoin;
@@ -164,7 +167,7 @@ export class ClassicGroupCoordinator {
   }
 
   /** A Dead group, or protocols the group's members do not share, end a JoinGroup at once. */
-  private rejectJoin(group: GroupMetadata, p: JoinGroupParams, cb: (r: JoinGroupResult) => void): boolean {
+  private rejectJoin(group: GroupMetadata, p: JoinGroupParams, cb: JoinCallback): boolean {
     if (group.is("Dead")) cb(joinError(p.memberId, ErrorCode.COORDINATOR_NOT_AVAILABLE));
     else if (!group.supportsProtocols(p.protocolType, p.protocols))
       cb(joinError(p.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
@@ -172,11 +175,7 @@ export class ClassicGroupCoordinator {
     return true;
   }
 
-  private doNewMemberJoinGroup(
-    group: GroupMetadata,
-    p: JoinGroupParams,
-    cb: (r: JoinGroupResult) => void,
-  ): void {
+  private doNewMemberJoinGroup(group: GroupMetadata, p: JoinGroupParams, cb: JoinCallback): void {
     if (this.rejectJoin(group, p, cb)) return;
     const newMemberId = `${p.clientId}-${randomUUID()}`;
     if (p.groupInstanceId !== null) {
@@ -199,7 +198,7 @@ export class ClassicGroupCoordinator {
     group: GroupMetadata,
     newMemberId: string,
     p: JoinGroupParams,
-    cb: (r: JoinGroupResult) => void,
+    cb: JoinCallback,
   ): void {
     const instanceId = p.groupInstanceId!;
     const oldMemberId = group.staticMemberId(instanceId);
@@ -265,11 +264,7 @@ export class ClassicGroupCoordinator {
     );
   }
 
-  private doCurrentMemberJoinGroup(
-    group: GroupMetadata,
-    p: JoinGroupParams,
-    cb: (r: JoinGroupResult) => void,
-  ): void {
+  private doCurrentMemberJoinGroup(group: GroupMetadata, p: JoinGroupParams, cb: JoinCallback): void {
     if (this.rejectJoin(group, p, cb)) return;
     if (group.isPendingMember(p.memberId)) {
       this.addMemberAndRebalance(group, p.memberId, p, cb);
@@ -344,7 +339,7 @@ export class ClassicGroupCoordinator {
     group: GroupMetadata,
     memberId: string,
     p: JoinGroupParams,
-    cb: (r: JoinGroupResult) => void,
+    cb: JoinCallback,
   ): void {
     const member = new MemberMetadata(
       memberId,
@@ -372,7 +367,7 @@ export class ClassicGroupCoordinator {
     group: GroupMetadata,
     member: MemberMetadata,
     p: JoinGroupParams,
-    cb: (r: JoinGroupResult) => void,
+    cb: JoinCallback,
     reason: string,
   ): void {
     member.supportedProtocols = p.protocols;
