@@ -18,7 +18,7 @@ import {
 } from "../../protocol/generated/messages/OffsetFetchResponse.js";
 import { Operation, ResourceType } from "../auth-helper.js";
 import type { BrokerServices } from "../broker-services.js";
-import type { OffsetFetchPartition } from "../coordinator/group/group-coordinator.js";
+import type { OffsetFetchPartition } from "../coordinator/group/offset-metadata-manager.js";
 import type { Handler, HandlerRegistration } from "../handler.js";
 
 function byTopic(partitions: readonly OffsetFetchPartition[]): Map<string, OffsetFetchPartition[]> {

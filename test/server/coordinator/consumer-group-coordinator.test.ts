@@ -10,7 +10,6 @@ import { ErrorCode } from "../../../src/protocol/errors.js";
 import type {
   ConsumerGroupHeartbeatParams,
   ConsumerGroupHeartbeatResult,
-  TopicsImage,
 } from "../../../src/server/coordinator/group/consumer-group-coordinator.js";
 import {
   type Assignment,
@@ -19,6 +18,7 @@ import {
   assignmentSize,
   intersects,
 } from "../../../src/server/coordinator/group/consumer-group-member.js";
+import type { TopicsImage } from "../../../src/server/coordinator/group/consumer-group-target-assignment.js";
 import type { GroupCoordinator } from "../../../src/server/coordinator/group/group-coordinator.js";
 import { type CommittedOffset, offsetKey } from "../../../src/server/coordinator/group/group-metadata.js";
 import { type Broker, createTopics, startBroker, topicIdOf } from "../replication/replication-test-utils.js";

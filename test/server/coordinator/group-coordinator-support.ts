@@ -5,11 +5,11 @@
 
 import { writeConsumerProtocolSubscription } from "../../../src/protocol/generated/messages/ConsumerProtocolSubscription.js";
 import { Writer } from "../../../src/protocol/primitives/writer.js";
-import {
-  GroupCoordinator,
-  type JoinGroupParams,
-  type SyncGroupParams,
-} from "../../../src/server/coordinator/group/group-coordinator.js";
+import type {
+  JoinGroupParams,
+  SyncGroupParams,
+} from "../../../src/server/coordinator/group/classic-group-coordinator.js";
+import { GroupCoordinator } from "../../../src/server/coordinator/group/group-coordinator.js";
 import { GroupMetadataManager } from "../../../src/server/coordinator/group/group-metadata-manager.js";
 import type { Broker } from "../replication/replication-test-utils.js";
 

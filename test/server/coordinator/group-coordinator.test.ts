@@ -7,10 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorCode } from "../../../src/protocol/errors.js";
-import type {
-  GroupCoordinator,
-  JoinGroupParams,
-} from "../../../src/server/coordinator/group/group-coordinator.js";
+import type { JoinGroupParams } from "../../../src/server/coordinator/group/classic-group-coordinator.js";
+import type { GroupCoordinator } from "../../../src/server/coordinator/group/group-coordinator.js";
 import { type CommittedOffset, offsetKey } from "../../../src/server/coordinator/group/group-metadata.js";
 import { partitionForGroup } from "../../../src/server/coordinator/group/group-metadata-manager.js";
 import type { JoinGroupResult } from "../../../src/server/coordinator/group/member-metadata.js";

@@ -1,17 +1,18 @@
 // The KIP-848 consumer group protocol (Kafka's GroupMetadataManager.consumerGroupHeartbeat and friends):
 //   - ConsumerGroupHeartbeat: join (member epoch 0), heartbeat, leave (-1; -2 for a static member that comes
 //     back). A subscription change, a member joining or leaving, or a change of a subscribed topic's
-//     partition count bumps the group epoch; the target assignment is then recomputed by the server
-//     assignor ("uniform" by default, "range"), and each member reconciles towards it on its heartbeats,
+//     partition count bumps the group epoch; the target assignment is then recomputed
+//     (consumer-group-target-assignment.ts), and each member reconciles towards it on its heartbeats,
 //     revoking partitions before others receive them (consumer-group-current-assignment.ts);
-//   - session timeouts (group.consumer.session.timeout.ms) and rebalance timeouts (a member that does not
-//     revoke in time is fenced), FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID / UNRELEASED_INSTANCE_ID /
-//     UNSUPPORTED_ASSIGNOR / GROUP_MAX_SIZE_REACHED / INVALID_REQUEST as Kafka answers them;
-//   - ConsumerGroupDescribe, the ListGroups entries of consumer groups, OffsetCommit/OffsetFetch v9 checks
-//     on member epochs (STALE_MEMBER_EPOCH);
+//   - members fenced when their session or rebalance timeout passes (consumer-group-timeouts.ts),
+//     FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID / UNRELEASED_INSTANCE_ID / UNSUPPORTED_ASSIGNOR /
+//     GROUP_MAX_SIZE_REACHED / INVALID_REQUEST as Kafka answers them;
+//   - ConsumerGroupDescribe, the ListGroups entries of consumer groups, DeleteGroups of an empty one (the
+//     offset APIs are in offset-metadata-manager.ts);
 //   - persistence: every change is a ConsumerGroupRecord appended to the group's __consumer_offsets
 //     partition, and replayed from there when the partition is loaded (the hook in GroupMetadataManager).
-// The GroupCoordinator checks that this broker coordinates the group before calling in here.
+// Owns the consumer groups of the loaded partitions. The GroupCoordinator checks that this broker
+// coordinates the group before calling in here.
 
 import { randomBytes } from "node:crypto";
 import { Logger } from "../../../common/logger.js";
@@ -19,11 +20,7 @@ import type { Scheduler } from "../../../common/scheduler.js";
 import { ErrorCode, errorNameOf } from "../../../protocol/errors.js";
 import type { RecordInput } from "../../../protocol/records/memory-records.js";
 import { ConsumerGroup } from "./consumer-group.js";
-import {
-  type AssignmentMemberSpec,
-  CONSUMER_GROUP_ASSIGNORS,
-  DEFAULT_CONSUMER_GROUP_ASSIGNOR,
-} from "./consumer-group-assignor.js";
+import { DEFAULT_CONSUMER_GROUP_ASSIGNOR } from "./consumer-group-assignor.js";
 import { reconcileMember } from "./consumer-group-current-assignment.js";
 import {
   type Assignment,
@@ -45,12 +42,18 @@ import {
   groupEpochRecord,
   memberSubscriptionRecord,
   memberTombstones,
-  type SubscribedTopicMetadata,
 } from "./consumer-group-records.js";
+import {
+  buildTargetAssignment,
+  subscribedTopicIds,
+  subscriptionMetadataUpdate,
+  type TopicsImage,
+} from "./consumer-group-target-assignment.js";
+import { ConsumerGroupTimeouts } from "./consumer-group-timeouts.js";
 import { CONSUMER_PROTOCOL_TYPE } from "./consumer-protocol.js";
-import { type CommittedOffset, offsetKey, parseOffsetKey } from "./group-metadata.js";
+import { type CommittedOffset, parseOffsetKey } from "./group-metadata.js";
 import type { GroupMetadataManager } from "./group-metadata-manager.js";
-import { offsetCommitKey, offsetCommitValue } from "./group-metadata-records.js";
+import { offsetCommitKey } from "./group-metadata-records.js";
 
 export interface ConsumerGroupConfig {
   /** group.consumer.session.timeout.ms */
@@ -69,13 +72,6 @@ export const DEFAULT_CONSUMER_GROUP_CONFIG: ConsumerGroupConfig = {
   maxSize: 2147483647,
   assignors: [DEFAULT_CONSUMER_GROUP_ASSIGNOR, "range"],
 };
-
-/** What the coordinator needs of the cluster metadata (the broker's MetadataCache). */
-export interface TopicsImage {
-  topicId(topic: string): string | undefined;
-  topicName(topicId: string): string | undefined;
-  numPartitions(topic: string): number | undefined;
-}
 
 export interface ConsumerGroupHeartbeatParams {
   readonly apiVersion: number;
@@ -143,16 +139,20 @@ class RequestError extends Error {
 export class ConsumerGroupCoordinator {
   private readonly groups = new Map<string, ConsumerGroup>();
   private readonly logger: Logger;
+  private readonly timeouts: ConsumerGroupTimeouts;
 
   constructor(
     brokerId: number,
     readonly config: ConsumerGroupConfig,
     private readonly manager: GroupMetadataManager,
-    private readonly scheduler: Scheduler,
+    scheduler: Scheduler,
   ) {
     this.logger = new Logger(
       "kafka.coordinator.group.GroupMetadataManager",
       `ConsumerGroups brokerId=${brokerId}`,
+    );
+    this.timeouts = new ConsumerGroupTimeouts(config.sessionTimeoutMs, scheduler, (group, memberId, reason) =>
+      this.fence(group, memberId, reason),
     );
     manager.consumerGroupLoader = {
       replay: (key, value) => this.replayLoaded(key, value),
@@ -334,7 +334,11 @@ export class ConsumerGroupCoordinator {
     }
 
     // 2. The subscribed topics' metadata (a topic created, deleted or given more partitions).
-    if (this.maybeUpdateSubscriptionMetadata(group, topics, emit)) bumpGroupEpoch = true;
+    const metadata = subscriptionMetadataUpdate(group, topics);
+    if (metadata !== null) {
+      emit(metadata);
+      bumpGroupEpoch = true;
+    }
 
     // 3. The group epoch, then the target assignment when it is behind.
     if (bumpGroupEpoch) {
@@ -349,7 +353,7 @@ export class ConsumerGroupCoordinator {
       member: current,
       targetAssignmentEpoch: group.assignmentEpoch,
       targetAssignment: group.targetAssignment.get(memberId) ?? EMPTY_ASSIGNMENT,
-      subscribedTopicIds: this.subscribedTopicIds(group, current),
+      subscribedTopicIds: subscribedTopicIds(group, current),
       ownedTopicPartitions: p.ownedTopicPartitions,
       currentPartitionEpoch: (t, partition) => group.currentPartitionEpoch(t, partition),
     });
@@ -361,12 +365,12 @@ export class ConsumerGroupCoordinator {
     }
 
     // 5. Timers.
-    this.scheduleSessionTimeout(group, memberId);
+    this.timeouts.scheduleSessionTimeout(group, memberId);
     if (next.state === "unrevoked_partitions") {
       if (current.state !== "unrevoked_partitions" || current.memberEpoch !== next.memberEpoch || isNew)
-        this.scheduleRebalanceTimeout(group, memberId, next.memberEpoch, next.rebalanceTimeoutMs);
+        this.timeouts.scheduleRebalanceTimeout(group, memberId, next.memberEpoch, next.rebalanceTimeoutMs);
     } else {
-      this.cancelRebalanceTimeout(group, memberId);
+      this.timeouts.cancelRebalanceTimeout(group, memberId);
     }
 
     const fullRequest =
@@ -405,7 +409,7 @@ export class ConsumerGroupCoordinator {
       `[GroupId ${group.groupId}] Static member ${existingId} with instance id ${instanceId} is replaced by ${memberId}.`,
     );
     const target = group.targetAssignment.get(existingId);
-    this.cancelTimers(group, existingId);
+    this.timeouts.cancelTimers(group, existingId);
     for (const r of memberTombstones(group.groupId, existingId)) emit(r);
     const replacement: ConsumerGroupMember = {
       ...old,
@@ -448,60 +452,12 @@ export class ConsumerGroupCoordinator {
     }
   }
 
-  private subscribedTopicIds(group: ConsumerGroup, m: ConsumerGroupMember): Set<string> {
-    const out = new Set<string>();
-    for (const name of m.subscribedTopicNames) {
-      const t = group.subscriptionMetadata.get(name);
-      if (t !== undefined) out.add(t.topicId);
-    }
-    return out;
-  }
-
-  /** Writes a ConsumerGroupPartitionMetadata record when the subscribed topics' metadata changed. */
-  private maybeUpdateSubscriptionMetadata(
-    group: ConsumerGroup,
-    topics: TopicsImage,
-    emit: (r: ConsumerGroupRecord) => void,
-  ): boolean {
-    const next: SubscribedTopicMetadata[] = [];
-    for (const name of [...group.subscribedTopicNames()].sort()) {
-      const topicId = topics.topicId(name);
-      const numPartitions = topics.numPartitions(name);
-      if (topicId === undefined || numPartitions === undefined) continue;
-      next.push({ topicId, topicName: name, numPartitions });
-    }
-    const cur = group.subscriptionMetadata;
-    const same =
-      next.length === cur.size &&
-      next.every((t) => {
-        const c = cur.get(t.topicName);
-        return c !== undefined && c.topicId === t.topicId && c.numPartitions === t.numPartitions;
-      });
-    if (same) return false;
-    emit({ type: "partition-metadata", groupId: group.groupId, topics: next });
-    return true;
-  }
-
-  /** Runs the group's assignor and writes the members' new targets and the assignment epoch. */
+  /** Runs the group's assignor (Kafka's TargetAssignmentBuilder) and writes the members' new targets. */
   private updateTargetAssignment(group: ConsumerGroup, emit: (r: ConsumerGroupRecord) => void): void {
     const assignorName = group.preferredServerAssignor(
       this.config.assignors[0] ?? DEFAULT_CONSUMER_GROUP_ASSIGNOR,
     );
-    const assignor = CONSUMER_GROUP_ASSIGNORS.get(assignorName) ?? CONSUMER_GROUP_ASSIGNORS.get("uniform")!;
-    const members = new Map<string, AssignmentMemberSpec>();
-    for (const m of group.members.values()) {
-      members.set(m.memberId, {
-        subscribedTopicIds: this.subscribedTopicIds(group, m),
-        previousAssignment: group.targetAssignment.get(m.memberId) ?? EMPTY_ASSIGNMENT,
-      });
-    }
-    const topics = new Map([...group.subscriptionMetadata.values()].map((t) => [t.topicId, t.numPartitions]));
-    const result = assignor({ members, topics });
-    for (const [memberId, assignment] of result) {
-      if (!assignmentsEqual(group.targetAssignment.get(memberId) ?? EMPTY_ASSIGNMENT, assignment))
-        emit({ type: "target-assignment", groupId: group.groupId, memberId, assignment });
-    }
-    emit({ type: "target-assignment-epoch", groupId: group.groupId, epoch: group.groupEpoch });
+    for (const r of buildTargetAssignment(group, assignorName)) emit(r);
     this.logger.info(
       `[GroupId ${group.groupId}] Computed a new target assignment for epoch ${group.groupEpoch} with the ${assignorName} assignor.`,
     );
@@ -541,8 +497,8 @@ export class ConsumerGroupCoordinator {
           partitionsPendingRevocation: EMPTY_ASSIGNMENT,
         }),
       );
-      this.cancelRebalanceTimeout(group, p.memberId);
-      this.scheduleSessionTimeout(group, p.memberId);
+      this.timeouts.cancelRebalanceTimeout(group, p.memberId);
+      this.timeouts.scheduleSessionTimeout(group, p.memberId);
     } else {
       this.logger.info(`[GroupId ${group.groupId}] Member ${p.memberId} left the consumer group.`);
       this.removeMember(group, p.memberId, emit);
@@ -559,7 +515,7 @@ export class ConsumerGroupCoordinator {
 
   /** Kafka's consumerGroupFenceMember: tombstones for the member, then a new group epoch. */
   private removeMember(group: ConsumerGroup, memberId: string, emit: (r: ConsumerGroupRecord) => void): void {
-    this.cancelTimers(group, memberId);
+    this.timeouts.cancelTimers(group, memberId);
     for (const r of memberTombstones(group.groupId, memberId)) emit(r);
     const remaining = group.subscribedTopicNames();
     const kept = [...group.subscriptionMetadata.values()].filter((t) => remaining.has(t.topicName));
@@ -584,55 +540,6 @@ export class ConsumerGroupCoordinator {
           `[GroupId ${group.groupId}] Failed to write the fencing of member ${memberId}: error ${errorNameOf(code)}.`,
         );
     });
-  }
-
-  private scheduleSessionTimeout(group: ConsumerGroup, memberId: string): void {
-    group.sessionTimers.get(memberId)?.cancel();
-    const timeout = this.config.sessionTimeoutMs;
-    group.sessionTimers.set(
-      memberId,
-      this.scheduler.schedule(
-        `consumer-group-session-${group.groupId}-${memberId}`,
-        () => {
-          group.sessionTimers.delete(memberId);
-          this.fence(group, memberId, `its session expired (${timeout} ms)`);
-        },
-        timeout,
-      ),
-    );
-  }
-
-  private scheduleRebalanceTimeout(
-    group: ConsumerGroup,
-    memberId: string,
-    epoch: number,
-    timeoutMs: number,
-  ): void {
-    this.cancelRebalanceTimeout(group, memberId);
-    group.rebalanceTimers.set(
-      memberId,
-      this.scheduler.schedule(
-        `consumer-group-rebalance-${group.groupId}-${memberId}`,
-        () => {
-          group.rebalanceTimers.delete(memberId);
-          const m = group.members.get(memberId);
-          if (m === undefined || m.memberEpoch !== epoch || m.state !== "unrevoked_partitions") return;
-          this.fence(group, memberId, `it failed to transition from epoch ${epoch} within ${timeoutMs}ms`);
-        },
-        Math.max(0, timeoutMs),
-      ),
-    );
-  }
-
-  private cancelRebalanceTimeout(group: ConsumerGroup, memberId: string): void {
-    group.rebalanceTimers.get(memberId)?.cancel();
-    group.rebalanceTimers.delete(memberId);
-  }
-
-  private cancelTimers(group: ConsumerGroup, memberId: string): void {
-    group.sessionTimers.get(memberId)?.cancel();
-    group.sessionTimers.delete(memberId);
-    this.cancelRebalanceTimeout(group, memberId);
   }
 
   // ---- describe / list ----
@@ -680,90 +587,7 @@ export class ConsumerGroupCoordinator {
     }));
   }
 
-  // ---- offsets ----
-
-  /** Kafka's ConsumerGroup.validateOffsetCommit; null when the commit may proceed. */
-  private validateOffsetCommit(group: ConsumerGroup, memberId: string, memberEpoch: number): number | null {
-    // An admin client or a consumer outside group management may commit to an empty group.
-    if (memberEpoch < 0 && group.members.size === 0) return null;
-    const member = group.members.get(memberId);
-    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
-    return null;
-  }
-
-  async commitOffsets(
-    group: ConsumerGroup,
-    memberId: string,
-    memberEpoch: number,
-    offsets: ReadonlyMap<string, CommittedOffset>,
-    offsetMetadataMaxBytes: number,
-  ): Promise<Map<string, number>> {
-    const invalid = this.validateOffsetCommit(group, memberId, memberEpoch);
-    if (invalid !== null) return new Map([...offsets.keys()].map((k) => [k, invalid]));
-    const out = new Map<string, number>();
-    const valid = new Map<string, CommittedOffset>();
-    for (const [k, o] of offsets) {
-      if (Buffer.byteLength(o.metadata) > offsetMetadataMaxBytes)
-        out.set(k, ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      else valid.set(k, o);
-    }
-    if (valid.size > 0) {
-      const code = await this.manager.append(
-        group.groupId,
-        [...valid].map(([k, o]) => {
-          const { topic, partition } = parseOffsetKey(k);
-          return { key: offsetCommitKey(group.groupId, topic, partition), value: offsetCommitValue(o) };
-        }),
-      );
-      if (code === ErrorCode.NONE) for (const [k, o] of valid) group.offsets.set(k, o);
-      for (const k of valid.keys()) out.set(k, code);
-    }
-    return out;
-  }
-
-  /** Kafka's ConsumerGroup.validateOffsetFetch (OffsetFetch v9 carries the member id and epoch). */
-  validateOffsetFetch(group: ConsumerGroup, memberId: string | null, memberEpoch: number): number | null {
-    if (memberId === null && memberEpoch < 0) return null;
-    const member = memberId === null ? undefined : group.members.get(memberId);
-    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
-    return null;
-  }
-
-  committedOffset(group: ConsumerGroup, topic: string, partition: number): CommittedOffset | undefined {
-    return group.offsets.get(offsetKey(topic, partition));
-  }
-
-  /** OffsetDelete: GROUP_SUBSCRIBED_TO_TOPIC for the topics a member subscribes to, tombstones for the rest. */
-  async deleteOffsets(
-    group: ConsumerGroup,
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<{ errorCode: number; partitions: Map<string, number> }> {
-    const subscribed = group.subscribedTopicNames();
-    const out = new Map<string, number>();
-    const keys: string[] = [];
-    for (const { topic, partition } of partitions) {
-      const k = offsetKey(topic, partition);
-      if (subscribed.has(topic)) out.set(k, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC);
-      else {
-        out.set(k, ErrorCode.NONE);
-        if (group.offsets.has(k)) keys.push(k);
-      }
-    }
-    if (keys.length > 0) {
-      const code = await this.manager.append(
-        group.groupId,
-        keys.map((k) => {
-          const { topic, partition } = parseOffsetKey(k);
-          return { key: offsetCommitKey(group.groupId, topic, partition), value: null };
-        }),
-      );
-      if (code !== ErrorCode.NONE) return { errorCode: code, partitions: new Map() };
-      for (const k of keys) group.offsets.delete(k);
-    }
-    return { errorCode: ErrorCode.NONE, partitions: out };
-  }
+  // ---- DeleteGroups ----
 
   /** DeleteGroups of a consumer group: only an empty one (NON_EMPTY_GROUP otherwise), with its offsets. */
   async deleteGroup(group: ConsumerGroup): Promise<number> {
@@ -815,9 +639,9 @@ export class ConsumerGroupCoordinator {
       for (const [k, o] of offsets.get(g.groupId) ?? []) g.offsets.set(k, o);
       offsets.delete(g.groupId);
       for (const m of g.members.values()) {
-        this.scheduleSessionTimeout(g, m.memberId);
+        this.timeouts.scheduleSessionTimeout(g, m.memberId);
         if (m.state === "unrevoked_partitions")
-          this.scheduleRebalanceTimeout(g, m.memberId, m.memberEpoch, m.rebalanceTimeoutMs);
+          this.timeouts.scheduleRebalanceTimeout(g, m.memberId, m.memberEpoch, m.rebalanceTimeoutMs);
       }
     }
     if (n > 0) this.logger.info(`Loaded ${n} consumer group(s) from partition ${partition}.`);
@@ -826,7 +650,7 @@ export class ConsumerGroupCoordinator {
   private onUnloaded(partition: number | null): void {
     for (const g of [...this.groups.values()]) {
       if (partition !== null && this.manager.partitionFor(g.groupId) !== partition) continue;
-      for (const id of [...g.members.keys()]) this.cancelTimers(g, id);
+      for (const id of [...g.members.keys()]) this.timeouts.cancelTimers(g, id);
       this.groups.delete(g.groupId);
     }
   }

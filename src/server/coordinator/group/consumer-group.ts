@@ -2,10 +2,11 @@
 // assignment, members (with their member epochs and current assignments), static members by instance id,
 // the subscribed topics' metadata the last target assignment was computed from, the epoch of the member
 // owning each partition, and the group's committed offsets. Its state is derived (Empty, Assigning,
-// Reconciling, Stable; Dead once deleted). Every change goes through `replay` of a ConsumerGroupRecord, so
-// the live state and the state rebuilt from __consumer_offsets are the same.
+// Reconciling, Stable; Dead once deleted), as are the member-epoch checks of OffsetCommit and OffsetFetch
+// (Kafka's validateOffsetCommit / validateOffsetFetch). Every change goes through `replay` of a
+// ConsumerGroupRecord, so the live state and the state rebuilt from __consumer_offsets are the same.
 
-import type { ScheduledTask } from "../../../common/scheduler.js";
+import { ErrorCode } from "../../../protocol/errors.js";
 import {
   type Assignment,
   type ConsumerGroupMember,
@@ -31,8 +32,6 @@ export class ConsumerGroup {
   private readonly partitionEpochs = new Map<string, Map<number, number>>();
   /** offsetKey(topic, partition) → committed offset. */
   readonly offsets = new Map<string, CommittedOffset>();
-  readonly sessionTimers = new Map<string, ScheduledTask>();
-  readonly rebalanceTimers = new Map<string, ScheduledTask>();
   dead = false;
 
   constructor(readonly groupId: string) {}
@@ -67,6 +66,25 @@ export class ConsumerGroup {
       }
     }
     return best;
+  }
+
+  /** Kafka's ConsumerGroup.validateOffsetCommit; null when the commit may proceed. */
+  validateOffsetCommit(memberId: string, memberEpoch: number): number | null {
+    // An admin client or a consumer outside group management may commit to an empty group.
+    if (memberEpoch < 0 && this.members.size === 0) return null;
+    const member = this.members.get(memberId);
+    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
+    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
+    return null;
+  }
+
+  /** Kafka's ConsumerGroup.validateOffsetFetch (OffsetFetch v9 carries the member id and epoch). */
+  validateOffsetFetch(memberId: string | null, memberEpoch: number): number | null {
+    if (memberId === null && memberEpoch < 0) return null;
+    const member = memberId === null ? undefined : this.members.get(memberId);
+    if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
+    if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
+    return null;
   }
 
   /** Every topic name some member subscribes to. */

@@ -4,6 +4,7 @@
 // static members by group.instance.id (KIP-345) and the committed offsets. Pure state: the coordinator
 // drives the transitions, the GroupMetadataManager persists them.
 
+import { ErrorCode } from "../../../protocol/errors.js";
 import type { GroupProtocol, MemberMetadata } from "./member-metadata.js";
 
 export type GroupState = "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable" | "Dead";
@@ -99,6 +100,16 @@ export class GroupMetadata {
 
   staticMemberId(groupInstanceId: string): string | undefined {
     return this.staticMembers.get(groupInstanceId);
+  }
+
+  /** Kafka's validateCurrentMember: static membership fencing, then membership; null when valid. */
+  validateMember(memberId: string, groupInstanceId: string | null): number | null {
+    if (groupInstanceId !== null) {
+      const current = this.staticMemberId(groupInstanceId);
+      if (current !== undefined && current !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
+    }
+    if (!this.has(memberId)) return ErrorCode.UNKNOWN_MEMBER_ID;
+    return null;
   }
 
   get size(): number {

@@ -1,6 +1,7 @@
 // MemberMetadata: one member of a classic-protocol group (Kafka's MemberMetadata): its ids, timeouts, the
 // protocols it supports with their metadata, its assignment, and the callbacks of its JoinGroup / SyncGroup
-// requests still waiting for the rebalance to progress. The coordinator owns the heartbeat deadline.
+// requests still waiting for the rebalance to progress, and the answers a JoinGroup / SyncGroup gets on an
+// error. Its heartbeat deadline is kept by the HeartbeatPurgatory (heartbeat-purgatory.ts).
 
 import type { ScheduledTask } from "../../../common/scheduler.js";
 
@@ -29,6 +30,25 @@ export interface GroupProtocol {
 }
 
 export const EMPTY_ASSIGNMENT: Buffer = Buffer.alloc(0);
+
+/** A JoinGroup answered with an error: no generation, no protocol, no members. */
+export function joinError(memberId: string, errorCode: number): JoinGroupResult {
+  return {
+    errorCode,
+    memberId,
+    generationId: -1,
+    protocolType: null,
+    protocolName: null,
+    leaderId: "",
+    skipAssignment: false,
+    members: [],
+  };
+}
+
+/** A SyncGroup answered with an error and an empty assignment. */
+export function syncError(errorCode: number): SyncGroupResult {
+  return { errorCode, protocolType: null, protocolName: null, assignment: EMPTY_ASSIGNMENT };
+}
 
 export class MemberMetadata {
   assignment: Buffer = EMPTY_ASSIGNMENT;
