@@ -89,7 +89,7 @@ test("a full log dir: failed appends undone, appends refused at once, space free
   }
   assert.equal(bytesRead, size);
   // Checkpoints still work (the reserve's space), and the probe does not find space yet.
-  lm.checkpointRecoveryPoints();
+  lm.checkpoints.recoveryPoints.writeNow();
   await scheduler.tick(1500);
   assert.ok(lm.isLogDirFull(dir), "still full");
 

@@ -92,7 +92,7 @@ test("the future log is created in the target dir and replaces the current log",
     mkdirSync(join(dirs[0], "moving-3", "quarantine-1700000000000"));
     writeFileSync(join(dirs[0], "moving-3", "quarantine-1700000000000", "quarantine.json"), "{}");
     // The future log's offsets are checkpointed in its own dir.
-    lm.checkpointRecoveryPoints();
+    lm.checkpoints.recoveryPoints.writeNow();
     assert.match(readFileSync(join(dirs[1], "recovery-point-offset-checkpoint"), "utf8"), /^moving 3 /m);
 
     const swapped = lm.replaceCurrentWithFutureLog(TP);

@@ -203,7 +203,7 @@ test("after an unclean stop, logs recover from the checkpointed recovery point a
     const log = lm.getOrCreateLog({ topic: "t", partition: 0 });
     for (let i = 0; i < 10; i++) log.appendAsLeader(batch(3), 0);
     log.flush();
-    lm.checkpointRecoveryPoints();
+    lm.checkpoints.recoveryPoints.writeNow();
     // Crash: no shutdown, no marker; a torn write leaves garbage after the last batch.
     locks.release();
     appendFileSync(join(dirs[0], "t-0", "00000000000000000000.log"), Buffer.from("torn write at the tail"));
@@ -317,7 +317,7 @@ test("damaged checkpoint files at the root of a log dir are reported, not truste
     const { result: again, lines } = await captureLogs(() => start(dirs, time).lm);
     const warned = lines.filter((l) => /WARN/.test(l) && /Ignoring damaged checkpoint/.test(l));
     assert.equal(warned.length, 2, lines.join("\n")); // the HW checkpoint is read later by the replica layer
-    assert.equal(again.readHighWatermarks(dirs[0]).size, 0);
+    assert.equal(again.checkpoints.highWatermarks.read(dirs[0]).size, 0);
     const reopened = again.getLog({ topic: "t", partition: 0 })!;
     assert.equal(reopened.logEndOffset, 10n, "recovered from offset 0 with nothing lost");
     assert.equal(reopened.logStartOffset, 0n);
