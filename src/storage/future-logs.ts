@@ -13,7 +13,9 @@
 //      the current log's quarantines (quarantine-*, log-quarantine.ts) are moved into it, and it is closed;
 //   2. the current log is closed and renamed `<tp>.<id>-delete` (durably);
 //   3. the future dir is renamed `<tp>` (durably) and opened as the partition's log;
-//   4. the checkpoints of both dirs are written and the `-delete` dir removed in the background.
+//   4. the checkpoints of both dirs are asked for (written off the event loop: until they land, a crash
+//      finds the old dir's entries, which name no log there any more, and the new dir's entries of the
+//      future log, which are the same partition's) and the `-delete` dir is removed in the background.
 // At startup a future log with its current log resumes (the replica layer copies on); a future log whose
 // current log is gone (a crash between 2 and 3) completes the swap: it is renamed `<tp>` and loaded as the
 // log. Neither happens while a log dir that may hold the current log is offline.
@@ -42,7 +44,7 @@ export interface FutureLogsContext {
   readonly logs: Map<string, LogAndDir>;
   readonly failures: LogDirFailureChannel;
   readonly logsToBeDeleted: LogsToBeDeleted;
-  /** Written when a future log comes or goes. */
+  /** Asked for when a future log comes or goes (written off the event loop). */
   readonly checkpoints: LogDirCheckpoints;
   readonly openLog: OpenLog;
   /** The cleaner's bookkeeping, when log.cleaner.enable. */
@@ -198,8 +200,8 @@ export class FutureLogs {
       this.logger.warn(`Could not remove the future log ${fut.log.dir}: ${(e as Error).message}`);
     }
     this.resumeCleaningAfterMove(tp);
-    this.ctx.checkpoints.recoveryPoints.writeNow();
-    this.ctx.checkpoints.logStartOffsets.writeNow();
+    this.ctx.checkpoints.recoveryPoints.checkpoint();
+    this.ctx.checkpoints.logStartOffsets.checkpoint();
     this.logger.info(`Removed the future log of ${key} in ${fut.dir}`);
   }
 
@@ -336,9 +338,9 @@ export class FutureLogs {
     this.resumeCleaningAfterMove(tp);
     steps.push(`opened at ${ms()} ms`);
     const { recoveryPoints, logStartOffsets, highWatermarks } = this.ctx.checkpoints;
-    recoveryPoints.writeNow();
-    logStartOffsets.writeNow();
-    highWatermarks.writeNow();
+    recoveryPoints.checkpoint();
+    logStartOffsets.checkpoint();
+    highWatermarks.checkpoint();
     steps.push(`checkpointed at ${ms()} ms`);
     // The old copy goes in the background (a large file's unlink can take a while); a start finds what is left.
     this.ctx.logsToBeDeleted.removeInBackground(deleted);

@@ -13,10 +13,10 @@
 // at shutdown in every online dir whose logs all closed cleanly (the next start recovers the others).
 // Invariants: a log is loaded from exactly one dir; its checkpoint entries follow it (recovery point and
 // log start offset for future logs too, high watermarks for current logs only); after an unclean shutdown
-// every log is recovered from its checkpointed recovery point. The periodic checkpoints are written off the
-// event loop; a deleted or moved log's, and shutdown's (before the clean-shutdown marker), on it, durably.
-// An offline partition is refused by getOrCreateLog (KAFKA_STORAGE_ERROR), and so is a missing one while a
-// dir that may hold it is offline.
+// every log is recovered from its checkpointed recovery point. A deleted or moved log's checkpoints are
+// written off the event loop like the periodic ones; only shutdown writes them on the event loop, durably,
+// before the clean-shutdown marker. An offline partition is refused by getOrCreateLog (KAFKA_STORAGE_ERROR),
+// and so is a missing one while a dir that may hold it is offline.
 // Every log dir is locked (`.lock`, log-dir-lock.ts) before anything in it is read or written: with the
 // locks its owner took (the broker, before it opens the embedded metadata store), else its own, taken at
 // startup and released at shutdown. A dir locked elsewhere fails startup; one that cannot be locked for an
@@ -536,15 +536,17 @@ export class LogManager {
       loaded.log.closeWithoutWriting();
     }
     const to = this.logsToBeDeleted.rename(loaded.dir, tp, join(loaded.dir, key));
-    this.checkpoints.recoveryPoints.writeNow();
-    this.checkpoints.logStartOffsets.writeNow();
+    // Its checkpoint entries go off the event loop (a crash before they land leaves entries naming no log).
+    this.checkpoints.recoveryPoints.checkpoint();
+    this.checkpoints.logStartOffsets.checkpoint();
     this.logsToBeDeleted.removeInBackground(to);
     this.logger.info(`Deleted log for partition ${key}`);
   }
 
-  /** Resolves once every deleted log's directory removed so far is gone from disk. */
+  /** Resolves once every deleted log's directory removed so far is gone and its checkpoints are written. */
   async deletionsDone(): Promise<void> {
     await this.logsToBeDeleted.removed();
+    await this.checkpointsWritten();
   }
 
   /** Resolves once no offset checkpoint is being written off the event loop. */

@@ -6,13 +6,13 @@
 //   replication-offset-checkpoint      per partition: high watermark (read and asked for by the replica layer)
 // each in OffsetCheckpointFile's format (version 0, a count, `<topic> <partition> <offset>` lines), one
 // entry per partition whose log is in that dir, in the order the LogManager holds its logs.
-// Two ways to write:
+// The I/O mode is this owner's, not the caller's:
 // - checkpoint(): off the event loop, as Kafka's scheduler threads write them (OrderedAtomicFile: the file
 //   written and fsynced on libuv's thread pool, renamed on the event loop, then the dir fsynced). The
 //   offsets are read when the write starts, so a write asked for while one is under way is merged into one
 //   more after it, and the file never goes back to older contents.
-// - writeNow(): now, on the event loop, durably (`.tmp` fsynced, renamed, dir fsynced), for a caller that
-//   needs the offsets on disk before it goes on (a deleted or moved log, shutdown); close() ends the writers.
+// - writeOnShutdown(): now, on the event loop, durably (`.tmp` fsynced, renamed, dir fsynced), for the
+//   way down, when the offsets must be on disk before it goes on; close() then ends the writers.
 // Invariants: an offline dir's file is not written (Kafka leaves a failed dir's checkpoints alone); the
 // offsets of partitions whose log could not be opened at startup are kept in every later write of their
 // dir while the partition is offline, so a repaired log keeps them; a full dir keeps its previous file
@@ -78,8 +78,8 @@ export class OffsetCheckpoints {
     for (const dir of this.failures.onlineLogDirs()) this.writer(dir).writeInBackground(() => this.text(dir));
   }
 
-  /** Writes every online dir's file now and durably. */
-  writeNow(): void {
+  /** Writes every online dir's file now and durably: only on the way down. */
+  writeOnShutdown(): void {
     for (const dir of this.failures.onlineLogDirs()) {
       try {
         this.writer(dir).write(this.text(dir));
@@ -165,7 +165,7 @@ export class LogDirCheckpoints {
   /** The way down: each written now and durably, then its writers closed. */
   writeOnShutdownAndClose(): void {
     const all = this.all();
-    for (const c of all) c.writeNow();
+    for (const c of all) c.writeOnShutdown();
     for (const c of all) c.close();
   }
 }

@@ -174,7 +174,7 @@ export class ReplicaManager {
     if (checkpointHW) {
       // On the way down: written now and durably.
       try {
-        this.logManager.checkpoints.highWatermarks.writeNow();
+        this.logManager.checkpoints.highWatermarks.writeOnShutdown();
       } catch (e) {
         this.logger.error(`Error while writing the high watermark checkpoint: ${(e as Error).message}`);
       }
