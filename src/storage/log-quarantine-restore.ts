@@ -31,7 +31,6 @@ import {
   TIME_INDEX_FILE_SUFFIX,
   TXN_INDEX_FILE_SUFFIX,
 } from "./log-file-names.js";
-import { RECOVERY_POINT_CHECKPOINT } from "./log-manager.js";
 import {
   batchFiles,
   listQuarantines,
@@ -41,6 +40,7 @@ import {
   writeManifest,
 } from "./log-quarantine.js";
 import { LogSegment } from "./log-segment.js";
+import { RECOVERY_POINT_CHECKPOINT } from "./offset-checkpoints.js";
 
 /** A restore that cannot be done, with the one-line reason. */
 export class QuarantineRestoreError extends Error {}

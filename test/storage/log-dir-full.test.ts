@@ -89,7 +89,8 @@ test("a full log dir: failed appends undone, appends refused at once, space free
   }
   assert.equal(bytesRead, size);
   // Checkpoints still work (the reserve's space), and the probe does not find space yet.
-  lm.checkpointRecoveryPoints();
+  lm.checkpoints.recoveryPoints.checkpoint();
+  await lm.checkpointsWritten();
   await scheduler.tick(1500);
   assert.ok(lm.isLogDirFull(dir), "still full");
 

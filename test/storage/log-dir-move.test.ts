@@ -92,7 +92,8 @@ test("the future log is created in the target dir and replaces the current log",
     mkdirSync(join(dirs[0], "moving-3", "quarantine-1700000000000"));
     writeFileSync(join(dirs[0], "moving-3", "quarantine-1700000000000", "quarantine.json"), "{}");
     // The future log's offsets are checkpointed in its own dir.
-    lm.checkpointRecoveryPoints();
+    lm.checkpoints.recoveryPoints.checkpoint();
+    await lm.checkpointsWritten(); // off the event loop
     assert.match(readFileSync(join(dirs[1], "recovery-point-offset-checkpoint"), "utf8"), /^moving 3 /m);
 
     const swapped = lm.replaceCurrentWithFutureLog(TP);
@@ -125,6 +126,7 @@ test("the future log is created in the target dir and replaces the current log",
       readFileSync(join(dirs[1], "moving-3", "partition.metadata"), "utf8").includes("topic_id"),
       true,
     );
+    await lm.checkpointsWritten(); // the swap's checkpoints are written off the event loop
     for (const name of ["recovery-point-offset-checkpoint", "replication-offset-checkpoint"]) {
       assert.doesNotMatch(readFileSync(join(dirs[0], name), "utf8"), /^moving 3 /m, `${name} of the old dir`);
     }

@@ -1,8 +1,9 @@
 // LogManager on real directories: meta.properties, partition placement across log.dirs, the
 // checkpoint files and clean-shutdown marker written as Kafka writes them, recovery from the
 // checkpointed recovery point after an unclean stop, retention driven by the scheduler's clock, and
-// deletion of a partition's log. The log dirs' locks: a second LogManager (same process) on a dir in use
-// fails its startup without touching the dir, and the dirs are free again after a shutdown.
+// deletion of a partition's log (its checkpoints written off the event loop). The log dirs' locks: a
+// second LogManager (same process) on a dir in use fails its startup without touching the dir, and the
+// dirs are free again after a shutdown.
 
 import assert from "node:assert/strict";
 import {
@@ -203,7 +204,8 @@ test("after an unclean stop, logs recover from the checkpointed recovery point a
     const log = lm.getOrCreateLog({ topic: "t", partition: 0 });
     for (let i = 0; i < 10; i++) log.appendAsLeader(batch(3), 0);
     log.flush();
-    lm.checkpointRecoveryPoints();
+    lm.checkpoints.recoveryPoints.checkpoint();
+    await lm.checkpointsWritten(); // off the event loop
     // Crash: no shutdown, no marker; a torn write leaves garbage after the last batch.
     locks.release();
     appendFileSync(join(dirs[0], "t-0", "00000000000000000000.log"), Buffer.from("torn write at the tail"));
@@ -279,8 +281,12 @@ test("deleting a log removes its directory and its checkpoint entries; leftover 
     lm.getOrCreateLog({ topic: "keep", partition: 0 }).appendAsLeader(batch(1), 0);
     lm.getOrCreateLog({ topic: "gone", partition: 0 }).appendAsLeader(batch(1), 0);
     lm.deleteLog({ topic: "gone", partition: 0 });
-    // Renamed at once, removed in the background.
+    // Renamed at once, removed in the background; its checkpoints are written off the event loop too.
     assert.ok(!readdirSync(dirs[0]).includes("gone-0"));
+    assert.ok(
+      !existsSync(join(dirs[0], "recovery-point-offset-checkpoint")),
+      "not written on the event loop",
+    );
     await lm.deletionsDone();
     assert.ok(!readdirSync(dirs[0]).some((n) => n.startsWith("gone-0")));
     assert.doesNotMatch(readFileSync(join(dirs[0], "recovery-point-offset-checkpoint"), "utf8"), /gone/);
@@ -317,7 +323,7 @@ test("damaged checkpoint files at the root of a log dir are reported, not truste
     const { result: again, lines } = await captureLogs(() => start(dirs, time).lm);
     const warned = lines.filter((l) => /WARN/.test(l) && /Ignoring damaged checkpoint/.test(l));
     assert.equal(warned.length, 2, lines.join("\n")); // the HW checkpoint is read later by the replica layer
-    assert.equal(again.readHighWatermarks(dirs[0]).size, 0);
+    assert.equal(again.checkpoints.highWatermarks.read(dirs[0]).size, 0);
     const reopened = again.getLog({ topic: "t", partition: 0 })!;
     assert.equal(reopened.logEndOffset, 10n, "recovered from offset 0 with nothing lost");
     assert.equal(reopened.logStartOffset, 0n);

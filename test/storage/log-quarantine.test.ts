@@ -21,9 +21,9 @@ import { MockTime } from "../../src/common/time.js";
 import { OffsetCheckpointFile } from "../../src/storage/checkpoint/offset-checkpoint-file.js";
 import { LeaderEpochFileCache } from "../../src/storage/leader-epoch/leader-epoch-file-cache.js";
 import { logFile } from "../../src/storage/log-file-names.js";
-import { RECOVERY_POINT_CHECKPOINT } from "../../src/storage/log-manager.js";
 import { listQuarantines } from "../../src/storage/log-quarantine.js";
 import { QuarantineRestoreError, restoreQuarantine } from "../../src/storage/log-quarantine-restore.js";
+import { RECOVERY_POINT_CHECKPOINT } from "../../src/storage/offset-checkpoints.js";
 import { UnifiedLog } from "../../src/storage/unified-log.js";
 import {
   batch,

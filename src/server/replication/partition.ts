@@ -31,8 +31,9 @@ import {
   UNDEFINED_EPOCH_OFFSET,
 } from "../../storage/leader-epoch/leader-epoch-file-cache.js";
 import type { LogAppendInfo } from "../../storage/log-append-info.js";
+import { isStorageError } from "../../storage/log-dir-failure-channel.js";
 import { isNoSpaceError } from "../../storage/log-dir-space.js";
-import { isStorageError, type LogManager } from "../../storage/log-manager.js";
+import type { LogManager } from "../../storage/log-manager.js";
 import { validateRecords } from "../../storage/log-validator.js";
 import type { AppendOrigin } from "../../storage/producer-state/producer-append-info.js";
 import {

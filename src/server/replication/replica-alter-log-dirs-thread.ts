@@ -24,8 +24,8 @@ import { open } from "node:fs/promises";
 import { Logger } from "../../common/logger.js";
 import { type TopicPartition, topicPartitionKey } from "../../common/topic-partition.js";
 import { KafkaError } from "../../protocol/errors.js";
+import { isStorageError } from "../../storage/log-dir-failure-channel.js";
 import { isNoSpaceError } from "../../storage/log-dir-space.js";
-import { isStorageError } from "../../storage/log-manager.js";
 import type { UnifiedLog } from "../../storage/unified-log.js";
 import type { Partition } from "./partition.js";
 

@@ -171,7 +171,14 @@ export class ReplicaManager {
     this.hwCheckpointTask = undefined;
     this.delayedFetchPurgatory.shutdown();
     this.delayedProducePurgatory.shutdown();
-    if (checkpointHW) this.checkpointHighWatermarks();
+    if (checkpointHW) {
+      // On the way down: written now and durably.
+      try {
+        this.logManager.checkpoints.highWatermarks.writeOnShutdown();
+      } catch (e) {
+        this.logger.error(`Error while writing the high watermark checkpoint: ${(e as Error).message}`);
+      }
+    }
     this.logger.info("Shut down completely");
   }
 
@@ -185,7 +192,7 @@ export class ReplicaManager {
     if (this.hwCheckpoints === undefined) {
       const all = new Map<string, bigint>();
       for (const dir of this.logManager.config.logDirs) {
-        for (const [k, v] of this.logManager.readHighWatermarks(dir)) all.set(k, v);
+        for (const [k, v] of this.logManager.checkpoints.highWatermarks.read(dir)) all.set(k, v);
       }
       this.hwCheckpoints = all;
     }
@@ -197,22 +204,18 @@ export class ReplicaManager {
     const interval = this.config.replicaHighWatermarkCheckpointIntervalMs;
     this.hwCheckpointTask = this.scheduler.schedule(
       "highwatermark-checkpoint",
-      () => this.checkpointHighWatermarks(true),
+      () => this.checkpointHighWatermarks(),
       interval,
       interval,
     );
   }
 
   /**
-   * Writes every hosted log's high watermark to replication-offset-checkpoint in its log dir: now, or off
-   * the event loop (`background`, the periodic task).
+   * Writes every hosted log's high watermark to replication-offset-checkpoint in its log dir, off the event
+   * loop (the periodic task; a failed write is logged by the writer, offset-checkpoints.ts).
    */
-  checkpointHighWatermarks(background = false): void {
-    try {
-      this.logManager.checkpointHighWatermarks(background);
-    } catch (e) {
-      this.logger.error(`Error while writing the high watermark checkpoint: ${(e as Error).message}`);
-    }
+  checkpointHighWatermarks(): void {
+    this.logManager.checkpoints.highWatermarks.checkpoint();
   }
 
   getPartition(tp: TopicPartition): Partition | undefined {
