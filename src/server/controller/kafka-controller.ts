@@ -171,6 +171,16 @@ export class KafkaController {
     return this.events.put(name, fn);
   }
 
+  /**
+   * A request's entry point: queues `process` as the event `name` and resolves with its answer, or with
+   * `fallback()` when the event did not run (dropped by a session expiry, the controller stopped) or failed.
+   */
+  private ask<T>(name: string, fallback: () => T, process: () => Promise<T>): Promise<T> {
+    return new Promise((resolve) => {
+      void this.put(name, async () => resolve(await process())).then(() => resolve(fallback()));
+    });
+  }
+
   // ---- election ----
 
   private watchController = (): void => {
@@ -592,13 +602,13 @@ export class KafkaController {
     brokerEpoch: bigint,
     items: AlterPartitionItem[],
   ): Promise<AlterPartitionResult[]> {
-    return new Promise((resolve) => {
-      const fail = (code: number): AlterPartitionResult[] =>
-        items.map((i) => ({ ...i, errorCode: code, leaderEpoch: -1, isr: [], partitionEpoch: -1 }));
-      void this.put("AlterPartitionReceived", async () => {
-        resolve(await this.doAlterPartition(brokerId, brokerEpoch, items, fail));
-      }).then(() => resolve(fail(ErrorCode.NOT_CONTROLLER)));
-    });
+    const fail = (code: number): AlterPartitionResult[] =>
+      items.map((i) => ({ ...i, errorCode: code, leaderEpoch: -1, isr: [], partitionEpoch: -1 }));
+    return this.ask(
+      "AlterPartitionReceived",
+      () => fail(ErrorCode.NOT_CONTROLLER),
+      () => this.doAlterPartition(brokerId, brokerEpoch, items, fail),
+    );
   }
 
   private async doAlterPartition(
@@ -712,9 +722,11 @@ export class KafkaController {
     partitions: readonly TopicPartitionKey[] | undefined,
     type: ElectionType,
   ): Promise<ReplicaElectionResult[] | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ReplicaLeaderElection", async () => {
-        if (!this.active || this.psm === undefined) return resolve("NOT_CONTROLLER");
+    return this.ask(
+      "ReplicaLeaderElection",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (!this.active || this.psm === undefined) return "NOT_CONTROLLER";
         const asked = partitions ?? this.context.allPartitions();
         this.log.info(
           `Starting replica leader election (${type === ElectionType.PREFERRED ? "PREFERRED" : "UNCLEAN"}) for ${partitions ? `partitions ${asked.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}` : "all partitions"} triggered by AdminClientTriggered`,
@@ -727,9 +739,9 @@ export class KafkaController {
           "AdminClientTriggered",
         );
         this.sendBatch();
-        resolve(partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED));
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+        return partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED);
+      },
+    );
   }
 
   private scheduleAutoLeaderRebalance(delayMs: number): void {
@@ -775,26 +787,30 @@ export class KafkaController {
   alterPartitionReassignments(
     requests: readonly ReassignmentRequest[],
   ): Promise<ReassignmentResult[] | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ApiPartitionReassignment", async () => {
-        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
+    return this.ask(
+      "ApiPartitionReassignment",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (!this.active || this.reassignments === undefined) return "NOT_CONTROLLER";
         const results = await this.reassignments.alter(requests);
         this.sendBatch();
-        resolve(results);
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+        return results;
+      },
+    );
   }
 
   /** ListPartitionReassignments on the controller: the given partitions (or all) being reassigned. */
   listPartitionReassignments(
     partitions: readonly TopicPartitionKey[] | undefined,
   ): Promise<Array<TopicPartitionKey & { assignment: ReplicaAssignment }> | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ListPartitionReassignments", async () => {
-        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
-        resolve(this.reassignments.list(partitions));
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+    return this.ask(
+      "ListPartitionReassignments",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (!this.active || this.reassignments === undefined) return "NOT_CONTROLLER";
+        return this.reassignments.list(partitions);
+      },
+    );
   }
 
   /** Watches /admin/reassign_partitions for its creation (Kafka's PartitionReassignmentHandler). */
@@ -819,11 +835,11 @@ export class KafkaController {
 
   /** Kafka's doControlledShutdown: moves leadership off `brokerId`; answers the partitions it still leads. */
   controlledShutdown(brokerId: number, brokerEpoch: bigint): Promise<ControlledShutdownResult> {
-    return new Promise((resolve) => {
-      void this.put("ControlledShutdown", async () => {
-        resolve(await this.doControlledShutdown(brokerId, brokerEpoch));
-      }).then(() => resolve({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, remainingPartitions: [] }));
-    });
+    return this.ask(
+      "ControlledShutdown",
+      () => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, remainingPartitions: [] }),
+      () => this.doControlledShutdown(brokerId, brokerEpoch),
+    );
   }
 
   private async doControlledShutdown(
