@@ -38,7 +38,6 @@ import {
   partitionsForAutoLeaderRebalance,
   type ReplicaElectionResult,
 } from "./replica-leader-election.js";
-import { ReplicaStateMachine } from "./replica-state-machine.js";
 import { TopicDeletionManager } from "./topic-deletion-manager.js";
 
 export interface KafkaControllerOptions {
@@ -84,7 +83,6 @@ export class KafkaController {
   private channel: ControllerChannelManager | undefined;
   private batch: ControllerBrokerRequestBatch | undefined;
   private psm: PartitionStateMachine | undefined;
-  private rsm: ReplicaStateMachine | undefined;
   private deletion: TopicDeletionManager | undefined;
   private logDirEvents: LogDirEventHandler | undefined;
   private reassignments: PartitionReassignments | undefined;
@@ -269,9 +267,8 @@ export class KafkaController {
       },
       this.log,
     );
-    this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);
-    this.logDirEvents = new LogDirEventHandler(ctx, this.zk, this.psm, this.rsm, this.log);
-    this.reassignments = new PartitionReassignments(ctx, this.zk, this.psm, this.rsm, batch, this.log);
+    this.logDirEvents = new LogDirEventHandler(ctx, this.zk, this.psm, batch, this.log);
+    this.reassignments = new PartitionReassignments(ctx, this.zk, this.psm, batch, this.log);
     this.deletion = new TopicDeletionManager(
       ctx,
       this.zk,
@@ -327,7 +324,7 @@ export class KafkaController {
     );
     // Every broker learns the whole state; every replica its partitions' leadership.
     batch.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds());
-    this.rsm.onlineReplicas(ctx.liveBrokerIds());
+    batch.addLeaderAndIsrRequestForReplicasOn(ctx.liveBrokerIds());
     await this.psm.triggerOnlinePartitionStateChange();
     // Replicas on brokers that are not alive leave the ISRs (Kafka's replica state machine startup: OfflineReplica).
     const deadInIsr = new Map<number, TopicPartitionKey[]>();
@@ -339,7 +336,7 @@ export class KafkaController {
         l.push(tp);
       }
     }
-    for (const [id, parts] of deadInIsr) await this.rsm.offlineReplicas(id, parts, false);
+    for (const [id, parts] of deadInIsr) await this.psm.removeReplicaFromIsr(id, parts);
     this.sendBatch();
     // Kafka's initializePartitionReassignments: /admin/reassign_partitions first, then the API ones.
     const fromZk = await this.onZkPartitionReassignment();
@@ -366,7 +363,6 @@ export class KafkaController {
     this.channel = undefined;
     this.batch = undefined;
     this.psm = undefined;
-    this.rsm = undefined;
     this.deletion?.reset();
     this.deletion = undefined;
     this.logDirEvents = undefined;
@@ -456,7 +452,7 @@ export class KafkaController {
     batch.addUpdateMetadataRequestForBrokers(existing, []);
     batch.addUpdateMetadataRequestForBrokers(ids);
     // Their replicas come online: each learns its partitions' leadership.
-    this.rsm!.onlineReplicas(ids);
+    batch.addLeaderAndIsrRequestForReplicasOn(ids);
     await this.psm!.triggerOnlinePartitionStateChange();
     // Reassignments waiting for replicas on these brokers go on.
     await this.reassignments!.resume((tp) =>
@@ -483,7 +479,7 @@ export class KafkaController {
     // The dead replicas leave every ISR.
     for (const id of ids) {
       const parts = ctx.partitionsOnBroker(id).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
-      await this.rsm!.offlineReplicas(id, parts, false);
+      await psm.removeReplicaFromIsr(id, parts);
     }
     // Every broker learns who is alive, even when no partition changed.
     this.batch!.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), []);
@@ -870,7 +866,8 @@ export class KafkaController {
     const followed = multiReplica.filter((tp) => !led.includes(tp));
     await psm.toOnline(led, "controlledShutdown");
     // Followers leave the ISR and stop fetching.
-    await this.rsm!.offlineReplicas(brokerId, followed, true);
+    await psm.removeReplicaFromIsr(brokerId, followed);
+    for (const tp of followed) this.batch!.addStopReplicaRequestForBrokers([brokerId], tp, false);
     this.sendBatch();
     const remaining = ctx
       .partitionsLedBy(brokerId)
