@@ -20,6 +20,7 @@ import { sameReplicaSet } from "../replication/partition-isr-state.js";
 import { ControllerChannelManager } from "./controller-channel-manager.js";
 import { type ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import type { ControllerEventName } from "./controller-state.js";
 import type { KafkaControllerOptions } from "./kafka-controller.js";
 import { LogDirEventHandler } from "./log-dir-event-handler.js";
 import { PartitionReassignments } from "./partition-reassignment.js";
@@ -38,7 +39,7 @@ export interface ActiveControllerHooks {
   /** A broker answered StopReplica: for the deletion manager of the term current when the answer comes. */
   readonly onStopReplicaResponse: (brokerId: number, r: StopReplicaResponse) => void;
   /** Queues the deletion manager's event; it runs only while this broker is still the controller. */
-  readonly enqueueDeletionEvent: (name: string, fn: () => Promise<void>) => void;
+  readonly enqueueDeletionEvent: (name: ControllerEventName, fn: () => Promise<void>) => void;
   /** A topic is gone: its znode watch is no longer set. */
   readonly onTopicDeleted: (topic: string) => void;
 }

@@ -26,6 +26,7 @@ import { ActiveController, type ControlledShutdownResult } from "./active-contro
 import type { ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerEventManager } from "./controller-event-manager.js";
+import type { ControllerEventName } from "./controller-state.js";
 import type { ReassignmentRequest, ReassignmentResult, ReplicaAssignment } from "./partition-reassignment.js";
 import {
   ElectionType,
@@ -51,7 +52,10 @@ export interface KafkaControllerOptions {
   readonly requestTimeoutMs?: number;
   /** Registers this broker again (after a session expiry, before re-election). */
   readonly registerBroker?: () => Promise<void>;
-  /** ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …). */
+  /**
+   * ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …), each event's time
+   * under its ControllerState, and the event queue's EventQueueTimeMs and EventQueueSize.
+   */
   readonly stats?: ControllerStatsRecorder;
   /**
    * auto.leader.rebalance.enable with leader.imbalance.per.broker.percentage and
@@ -82,21 +86,28 @@ export class KafkaController {
     this.log = (options.logger ?? new Logger("kafka.controller.KafkaController")).withContext(
       `Controller id=${options.brokerId}`,
     );
-    this.events = new ControllerEventManager((name, e) => {
-      if (e instanceof ControllerMovedError) {
-        this.log.warn(`${name}: ${e.message}; resigning`);
-        void this.put("ControllerMoved", () => this.maybeResign());
-        return;
-      }
-      if (isStoreError(e, "SessionExpired")) return;
-      // ZooKeeper unreachable (a network partition, ZooKeeper paused): expected, said in one line; the
-      // session's expiry or the reconnection decides what happens next.
-      if (isStoreError(e, "ConnectionLoss")) {
-        this.log.warn(`Event ${name} could not reach ZooKeeper: ${(e as Error).message}`);
-        return;
-      }
-      this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
-    });
+    this.events = new ControllerEventManager(
+      (name, e) => this.onEventError(name, e),
+      options.time,
+      options.stats,
+    );
+  }
+
+  /** An event failed: the queue goes on (Kafka's ControllerEventThread logs it and takes the next). */
+  private onEventError(name: string, e: unknown): void {
+    if (e instanceof ControllerMovedError) {
+      this.log.warn(`${name}: ${e.message}; resigning`);
+      void this.put("ControllerMoved", () => this.maybeResign());
+      return;
+    }
+    if (isStoreError(e, "SessionExpired")) return;
+    // ZooKeeper unreachable (a network partition, ZooKeeper paused): expected, said in one line; the
+    // session's expiry or the reconnection decides what happens next.
+    if (isStoreError(e, "ConnectionLoss")) {
+      this.log.warn(`Event ${name} could not reach ZooKeeper: ${(e as Error).message}`);
+      return;
+    }
+    this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
   }
 
   /** True while this broker is the controller. */
@@ -148,15 +159,15 @@ export class KafkaController {
     this.onControllerResignationSync();
   }
 
-  private put(name: string, fn: () => Promise<void>): Promise<void> {
-    return this.events.put(name, fn);
+  private put(name: ControllerEventName, fn: () => Promise<void>, detail?: string): Promise<void> {
+    return this.events.put(name, fn, detail);
   }
 
   /**
    * A request's entry point: queues `process` as the event `name` and resolves with its answer, or with
    * `fallback()` when the event did not run (dropped by a session expiry, the controller stopped) or failed.
    */
-  private ask<T>(name: string, fallback: () => T, process: () => Promise<T>): Promise<T> {
+  private ask<T>(name: ControllerEventName, fallback: () => T, process: () => Promise<T>): Promise<T> {
     return new Promise((resolve) => {
       void this.put(name, async () => resolve(await process())).then(() => resolve(fallback()));
     });
@@ -397,7 +408,7 @@ export class KafkaController {
     this.watchedTopics.add(topic);
     await this.zk.store.exists(ZkPaths.topic(topic), () => {
       this.watchedTopics.delete(topic);
-      void this.put(`PartitionModifications ${topic}`, () => this.onPartitionModification(topic));
+      void this.put("PartitionModifications", () => this.onPartitionModification(topic), topic);
     });
   }
 
