@@ -5,15 +5,16 @@
 // task cancelled, the channel shut down, the deletions forgotten), so no part of a former term can be used
 // by mistake. On it, what the controller does to the ControllerContext (shared with KafkaController, which
 // keeps it across terms) and to the brokers once an event has decided to act: Kafka's onBrokerStartup,
-// onBrokerFailure and onNewPartitionCreation, the processing of AlterPartition and of ControlledShutdown,
-// and sending the batch. The election, the watches and the event queue stay in KafkaController.
+// onBrokerFailure and onNewPartitionCreation, starting topic deletions, replica leader elections (asked
+// for, or auto.leader.rebalance.enable's), the processing of AlterPartition and of ControlledShutdown, and
+// sending the batch. The election, the watches and the event queue stay in KafkaController.
 
 import type { Logger } from "../../common/logger.js";
 import type { ScheduledTask } from "../../common/scheduler.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
 import type { StopReplicaResponse } from "../../protocol/generated/messages/StopReplicaResponse.js";
-import type { KafkaZkClient } from "../metadata/kafka-zk-client.js";
+import { isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
 import { ConfigEntityZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
 import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
 import { sameReplicaSet } from "../replication/partition-isr-state.js";
@@ -25,6 +26,12 @@ import type { KafkaControllerOptions } from "./kafka-controller.js";
 import { LogDirEventHandler } from "./log-dir-event-handler.js";
 import { PartitionReassignments } from "./partition-reassignment.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
+import {
+  ElectionType,
+  electReplicaLeaders,
+  partitionsForAutoLeaderRebalance,
+  type ReplicaElectionResult,
+} from "./replica-leader-election.js";
 import { TopicDeletionManager } from "./topic-deletion-manager.js";
 
 export interface ControlledShutdownResult {
@@ -170,6 +177,64 @@ export class ActiveController {
     if (partitions.length === 0) return;
     this.psm.setNew(partitions);
     await this.psm.toOnline(partitions, "offline");
+    this.sendBatch();
+  }
+
+  // ---- topic deletion ----
+
+  /**
+   * The topics queued at /admin/delete_topics (Kafka's processTopicDeletion): their deletion starts; a
+   * marker for an unknown topic, or any when delete.topic.enable is false, is removed.
+   */
+  async onTopicDeletion(queued: readonly string[]): Promise<void> {
+    if (queued.length === 0) return;
+    const ctx = this.ctx;
+    const toDelete: string[] = [];
+    for (const topic of queued) {
+      if (!this.options.deleteTopicEnable || !ctx.assignments.has(topic)) {
+        if (!this.options.deleteTopicEnable)
+          this.log.info(`Removing ${ZkPaths.deleteTopic(topic)} since delete.topic.enable is false`);
+        try {
+          await this.zk.store.delete(ZkPaths.deleteTopic(topic));
+        } catch (e) {
+          if (!isStoreError(e, "NoNode")) throw e;
+        }
+        continue;
+      }
+      if (!ctx.topicsToBeDeleted.has(topic)) toDelete.push(topic);
+    }
+    if (toDelete.length === 0) return;
+    this.log.info(`Starting topic deletion for topics ${toDelete.join(",")}`);
+    await this.deletion.enqueueTopicsForDeletion(toDelete);
+    this.sendBatch();
+  }
+
+  // ---- replica leader elections ----
+
+  /** ElectLeaders from an admin client (see KafkaController.electLeaders). */
+  async electLeaders(
+    partitions: readonly TopicPartitionKey[] | undefined,
+    type: ElectionType,
+  ): Promise<ReplicaElectionResult[]> {
+    const asked = partitions ?? this.ctx.allPartitions();
+    this.log.info(
+      `Starting replica leader election (${type === ElectionType.PREFERRED ? "PREFERRED" : "UNCLEAN"}) for ${partitions ? `partitions ${asked.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}` : "all partitions"} triggered by AdminClientTriggered`,
+    );
+    const results = await electReplicaLeaders(this.ctx, this.psm, asked, type, "AdminClientTriggered");
+    this.sendBatch();
+    return partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED);
+  }
+
+  /** auto.leader.rebalance.enable's check: preferred leaders back where a broker's imbalance is too high. */
+  async autoLeaderRebalance(imbalancePerBrokerPercentage: number): Promise<void> {
+    const todo = partitionsForAutoLeaderRebalance(this.ctx, imbalancePerBrokerPercentage, (tp) =>
+      this.ctx.reassigning.has(tpKey(tp.topic, tp.partition)),
+    );
+    if (todo.length === 0) return;
+    this.log.info(
+      `Starting replica leader election (PREFERRED) for partitions ${todo.map((tp) => tpKey(tp.topic, tp.partition)).join(",")} triggered by AutoTriggered`,
+    );
+    await electReplicaLeaders(this.ctx, this.psm, todo, ElectionType.PREFERRED, "AutoTriggered");
     this.sendBatch();
   }
 

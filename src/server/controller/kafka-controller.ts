@@ -28,12 +28,7 @@ import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-c
 import { ControllerEventManager } from "./controller-event-manager.js";
 import type { ControllerEventName } from "./controller-state.js";
 import type { ReassignmentRequest, ReassignmentResult, ReplicaAssignment } from "./partition-reassignment.js";
-import {
-  ElectionType,
-  electReplicaLeaders,
-  partitionsForAutoLeaderRebalance,
-  type ReplicaElectionResult,
-} from "./replica-leader-election.js";
+import type { ElectionType, ReplicaElectionResult } from "./replica-leader-election.js";
 
 export interface KafkaControllerOptions {
   readonly brokerId: number;
@@ -312,7 +307,7 @@ export class KafkaController {
     const fromZk = await this.onZkPartitionReassignment();
     await active.reassignments.resume((tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
     this.sendBatch();
-    await this.onTopicDeletion(queued);
+    await active.onTopicDeletion(queued);
     // Log dir events written while there was no controller (Kafka's LogDirEventNotificationHandler).
     await active.logDirEvents.processNotifications(this.watchLogDirEvents);
     this.sendBatch();
@@ -462,33 +457,9 @@ export class KafkaController {
     void this.put("TopicDeletion", async () => {
       if (this.active === undefined) return;
       const queued = await this.zk.store.getChildren(ZkPaths.deleteTopics, this.watchDeletions);
-      await this.onTopicDeletion(queued);
+      await this.active?.onTopicDeletion(queued);
     });
   };
-
-  private async onTopicDeletion(queued: readonly string[]): Promise<void> {
-    const active = this.active;
-    if (active === undefined || queued.length === 0) return;
-    const ctx = this.context;
-    const toDelete: string[] = [];
-    for (const topic of queued) {
-      if (!this.options.deleteTopicEnable || !ctx.assignments.has(topic)) {
-        if (!this.options.deleteTopicEnable)
-          this.log.info(`Removing ${ZkPaths.deleteTopic(topic)} since delete.topic.enable is false`);
-        try {
-          await this.zk.store.delete(ZkPaths.deleteTopic(topic));
-        } catch (e) {
-          if (!isStoreError(e, "NoNode")) throw e;
-        }
-        continue;
-      }
-      if (!ctx.topicsToBeDeleted.has(topic)) toDelete.push(topic);
-    }
-    if (toDelete.length === 0) return;
-    this.log.info(`Starting topic deletion for topics ${toDelete.join(",")}`);
-    await active.deletion.enqueueTopicsForDeletion(toDelete);
-    this.sendBatch();
-  }
 
   // ---- ISR changes from leaders ----
 
@@ -546,21 +517,8 @@ export class KafkaController {
       "ReplicaLeaderElection",
       () => "NOT_CONTROLLER" as const,
       async () => {
-        const active = this.active;
-        if (active === undefined) return "NOT_CONTROLLER";
-        const asked = partitions ?? this.context.allPartitions();
-        this.log.info(
-          `Starting replica leader election (${type === ElectionType.PREFERRED ? "PREFERRED" : "UNCLEAN"}) for ${partitions ? `partitions ${asked.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}` : "all partitions"} triggered by AdminClientTriggered`,
-        );
-        const results = await electReplicaLeaders(
-          this.context,
-          active.psm,
-          asked,
-          type,
-          "AdminClientTriggered",
-        );
-        this.sendBatch();
-        return partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED);
+        if (this.active === undefined) return "NOT_CONTROLLER";
+        return this.active.electLeaders(partitions, type);
       },
     );
   }
@@ -574,27 +532,9 @@ export class KafkaController {
       "auto-leader-rebalance-task",
       () => {
         void this.put("AutoPreferredReplicaLeaderElection", async () => {
-          const active = this.active;
-          if (active === undefined) return;
+          if (this.active === undefined) return;
           try {
-            const todo = partitionsForAutoLeaderRebalance(
-              this.context,
-              auto.imbalancePerBrokerPercentage,
-              (tp) => this.context.reassigning.has(tpKey(tp.topic, tp.partition)),
-            );
-            if (todo.length > 0) {
-              this.log.info(
-                `Starting replica leader election (PREFERRED) for partitions ${todo.map((tp) => tpKey(tp.topic, tp.partition)).join(",")} triggered by AutoTriggered`,
-              );
-              await electReplicaLeaders(
-                this.context,
-                active.psm,
-                todo,
-                ElectionType.PREFERRED,
-                "AutoTriggered",
-              );
-              this.sendBatch();
-            }
+            await this.active.autoLeaderRebalance(auto.imbalancePerBrokerPercentage);
           } finally {
             this.scheduleAutoLeaderRebalance(auto.checkIntervalMs);
           }
