@@ -9,9 +9,15 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type ParsedFamily, parseExposition, sampleValue } from "../server/metrics/exposition-parser.js";
+import { sampleValue } from "../server/metrics/exposition-parser.js";
 import { runCommand } from "../support/broker-harness.js";
-import { ClusterHarness, waitFor, withLogTails } from "../support/cluster-harness.js";
+import { ClusterHarness, withLogTails } from "../support/cluster-harness.js";
+import {
+  type Scrape,
+  scrapeMetrics,
+  requireSample as value,
+  waitForScrape as waitForMetrics,
+} from "../support/metrics-scrape.js";
 
 const KCAT = "/usr/bin/kcat";
 const TOPIC = "repl-metrics";
@@ -32,32 +38,18 @@ after(async () => {
   await cluster?.close();
 });
 
-type Scrape = Map<string, ParsedFamily>;
-
 async function scrape(i: number): Promise<Scrape> {
-  const res = await fetch(cluster!.broker(i).metricsUrl);
-  assert.equal(res.status, 200);
-  return parseExposition(await res.text());
-}
-
-function value(s: Scrape, name: string, labels: Record<string, string> = {}): number {
-  const v = sampleValue(s, name, labels);
-  assert.notEqual(v, undefined, `no sample ${name} ${JSON.stringify(labels)}`);
-  return v!;
+  return scrapeMetrics(cluster!.broker(i).metricsUrl);
 }
 
 /** Waits until broker i's scrape satisfies `check`; the last scrape is in the error. */
-async function waitForScrape(i: number, what: string, check: (s: Scrape) => boolean): Promise<Scrape> {
-  let last: Scrape | undefined;
-  return waitFor(`broker ${i}: ${what}`, 20_000, async () => {
-    last = await scrape(i);
-    return check(last) ? last : undefined;
-  }).catch((e) => {
-    const lines = [...(last?.values() ?? [])]
-      .filter((f) => /replicamanager|kafkacontroller|controllerstats|replicafetcher/.test(f.name))
-      .flatMap((f) => f.samples.map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`));
-    throw new Error(`${(e as Error).message}\nlast scrape:\n${lines.join("\n")}`);
-  });
+function waitForScrape(i: number, what: string, check: (s: Scrape) => boolean): Promise<Scrape> {
+  return waitForMetrics(
+    cluster!.broker(i).metricsUrl,
+    `broker ${i}: ${what}`,
+    check,
+    /replicamanager|kafkacontroller|controllerstats|replicafetcher/,
+  );
 }
 
 async function produce(bootstrap: string, partition: number, n: number): Promise<void> {

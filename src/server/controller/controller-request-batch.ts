@@ -82,6 +82,21 @@ export class ControllerBrokerRequestBatch {
     this.addUpdateMetadataRequestForBrokers(this.context.liveBrokerIds(), [tp]);
   }
 
+  /**
+   * LeaderAndIsr to each of `brokerIds` for every partition it replicates that has a leader and isn't being
+   * deleted: what a broker that starts (or a new controller, or a log dir event) makes its replicas learn
+   * (Kafka's replica state machine moving them to OnlineReplica).
+   */
+  addLeaderAndIsrRequestForReplicasOn(brokerIds: readonly number[]): void {
+    for (const id of brokerIds) {
+      for (const tp of this.context.partitionsOnBroker(id)) {
+        if (this.context.topicsToBeDeleted.has(tp.topic)) continue;
+        if (this.context.leadership.has(tpKey(tp.topic, tp.partition)))
+          this.addLeaderAndIsrRequestForBrokers([id], tp, false);
+      }
+    }
+  }
+
   addStopReplicaRequestForBrokers(
     brokerIds: readonly number[],
     tp: TopicPartitionKey,

@@ -7,39 +7,28 @@
 // metadata only from those requests. Every event runs on one queue (Kafka's ControllerEventManager).
 // Handles ControlledShutdown (moves leadership off a broker that is stopping) and ZooKeeper session
 // expiry (resign; after the new session: re-register the broker, re-elect).
+// Owns the election, the watches, the event queue and the request entry points; what exists only while
+// this broker is the controller (channel, batch, state machine, deletion, reassignments) is one
+// ActiveController per term (active-controller.ts), undefined otherwise.
 
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
-import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
+import type { Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { ErrorCode } from "../../protocol/errors.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
 import type { InterBrokerSecurity } from "../inter-broker-security.js";
 import { ControllerMovedError, isStoreError, type KafkaZkClient } from "../metadata/kafka-zk-client.js";
-import { ConfigEntityZNode, ControllerZNode, type LeaderAndIsr, ZkPaths } from "../metadata/zk-data.js";
+import { ControllerZNode, ZkPaths } from "../metadata/zk-data.js";
 import type { ControllerStatsRecorder } from "../metrics/replication-metrics.js";
 import type { AlterPartitionItem, AlterPartitionResult } from "../replication/alter-partition-manager.js";
-import { sameReplicaSet } from "../replication/partition-isr-state.js";
-import { ControllerChannelManager, type ControlPlaneReceiver } from "./controller-channel-manager.js";
+import { ActiveController, type ControlledShutdownResult } from "./active-controller.js";
+import type { ControlPlaneReceiver } from "./controller-channel-manager.js";
 import { ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import { ControllerEventManager } from "./controller-event-manager.js";
-import { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
-import { LogDirEventHandler } from "./log-dir-event-handler.js";
-import {
-  PartitionReassignments,
-  type ReassignmentRequest,
-  type ReassignmentResult,
-  type ReplicaAssignment,
-} from "./partition-reassignment.js";
-import { PartitionStateMachine } from "./partition-state-machine.js";
-import {
-  ElectionType,
-  electReplicaLeaders,
-  partitionsForAutoLeaderRebalance,
-  type ReplicaElectionResult,
-} from "./replica-leader-election.js";
-import { ReplicaStateMachine } from "./replica-state-machine.js";
-import { TopicDeletionManager } from "./topic-deletion-manager.js";
+import type { ControllerEventName } from "./controller-state.js";
+import type { ReassignmentRequest, ReassignmentResult, ReplicaAssignment } from "./partition-reassignment.js";
+import type { ElectionType, ReplicaElectionResult } from "./replica-leader-election.js";
 
 export interface KafkaControllerOptions {
   readonly brokerId: number;
@@ -58,7 +47,10 @@ export interface KafkaControllerOptions {
   readonly requestTimeoutMs?: number;
   /** Registers this broker again (after a session expiry, before re-election). */
   readonly registerBroker?: () => Promise<void>;
-  /** ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …). */
+  /**
+   * ControllerStats: leader elections and unclean ones (LeaderElectionRateAndTimeMs, …), each event's time
+   * under its ControllerState, and the event queue's EventQueueTimeMs and EventQueueSize.
+   */
   readonly stats?: ControllerStatsRecorder;
   /**
    * auto.leader.rebalance.enable with leader.imbalance.per.broker.percentage and
@@ -72,26 +64,14 @@ export interface KafkaControllerOptions {
   readonly logger?: Logger;
 }
 
-export interface ControlledShutdownResult {
-  readonly errorCode: number;
-  readonly remainingPartitions: TopicPartitionKey[];
-}
-
 export class KafkaController {
   private readonly log: Logger;
   private readonly events: ControllerEventManager;
   readonly context = new ControllerContext();
-  private channel: ControllerChannelManager | undefined;
-  private batch: ControllerBrokerRequestBatch | undefined;
-  private psm: PartitionStateMachine | undefined;
-  private rsm: ReplicaStateMachine | undefined;
-  private deletion: TopicDeletionManager | undefined;
-  private logDirEvents: LogDirEventHandler | undefined;
-  private reassignments: PartitionReassignments | undefined;
-  private active = false;
+  /** This broker's term as the controller: set while it is the active controller, else undefined. */
+  private active: ActiveController | undefined;
   private _activeControllerId = -1;
   private readonly watchedTopics = new Set<string>();
-  private autoRebalanceTask: ScheduledTask | undefined;
   private stopped = false;
 
   constructor(
@@ -101,26 +81,33 @@ export class KafkaController {
     this.log = (options.logger ?? new Logger("kafka.controller.KafkaController")).withContext(
       `Controller id=${options.brokerId}`,
     );
-    this.events = new ControllerEventManager((name, e) => {
-      if (e instanceof ControllerMovedError) {
-        this.log.warn(`${name}: ${e.message}; resigning`);
-        void this.put("ControllerMoved", () => this.maybeResign());
-        return;
-      }
-      if (isStoreError(e, "SessionExpired")) return;
-      // ZooKeeper unreachable (a network partition, ZooKeeper paused): expected, said in one line; the
-      // session's expiry or the reconnection decides what happens next.
-      if (isStoreError(e, "ConnectionLoss")) {
-        this.log.warn(`Event ${name} could not reach ZooKeeper: ${(e as Error).message}`);
-        return;
-      }
-      this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
-    });
+    this.events = new ControllerEventManager(
+      (name, e) => this.onEventError(name, e),
+      options.time,
+      options.stats,
+    );
+  }
+
+  /** An event failed: the queue goes on (Kafka's ControllerEventThread logs it and takes the next). */
+  private onEventError(name: string, e: unknown): void {
+    if (e instanceof ControllerMovedError) {
+      this.log.warn(`${name}: ${e.message}; resigning`);
+      void this.put("ControllerMoved", () => this.maybeResign());
+      return;
+    }
+    if (isStoreError(e, "SessionExpired")) return;
+    // ZooKeeper unreachable (a network partition, ZooKeeper paused): expected, said in one line; the
+    // session's expiry or the reconnection decides what happens next.
+    if (isStoreError(e, "ConnectionLoss")) {
+      this.log.warn(`Event ${name} could not reach ZooKeeper: ${(e as Error).message}`);
+      return;
+    }
+    this.log.error(`Error processing event ${name}: ${(e as Error)?.stack ?? e}`);
   }
 
   /** True while this broker is the controller. */
   get isActive(): boolean {
-    return this.active;
+    return this.active !== undefined;
   }
 
   /** The controller epoch this broker was elected with (0 when it never was). */
@@ -157,7 +144,7 @@ export class KafkaController {
   /** Resolves when the events queued so far ran and their requests to this broker were applied. */
   async localRequestsSent(): Promise<void> {
     await this.idle();
-    await this.channel?.drained(this.options.brokerId);
+    await this.active?.channel.drained(this.options.brokerId);
   }
 
   async shutdown(): Promise<void> {
@@ -167,8 +154,18 @@ export class KafkaController {
     this.onControllerResignationSync();
   }
 
-  private put(name: string, fn: () => Promise<void>): Promise<void> {
-    return this.events.put(name, fn);
+  private put(name: ControllerEventName, fn: () => Promise<void>, detail?: string): Promise<void> {
+    return this.events.put(name, fn, detail);
+  }
+
+  /**
+   * A request's entry point: queues `process` as the event `name` and resolves with its answer, or with
+   * `fallback()` when the event did not run (dropped by a session expiry, the controller stopped) or failed.
+   */
+  private ask<T>(name: ControllerEventName, fallback: () => T, process: () => Promise<T>): Promise<T> {
+    return new Promise((resolve) => {
+      void this.put(name, async () => resolve(await process())).then(() => resolve(fallback()));
+    });
   }
 
   // ---- election ----
@@ -181,13 +178,13 @@ export class KafkaController {
     const n = await this.zk.store.get(ZkPaths.controller, this.watchController);
     const id = n ? ControllerZNode.decode(ZkPaths.controller, n.data) : -1;
     this._activeControllerId = id;
-    if (id === this.options.brokerId && this.active) return;
+    if (id === this.options.brokerId && this.active !== undefined) return;
     await this.maybeResign();
     if (id === -1) await this.elect();
   }
 
   private async maybeResign(): Promise<void> {
-    const was = this.active;
+    const was = this.active !== undefined;
     const id = await this.zk.getControllerId();
     this._activeControllerId = id;
     if (was && id !== this.options.brokerId) await this.onControllerResignation();
@@ -199,7 +196,7 @@ export class KafkaController {
     if (current) {
       const id = ControllerZNode.decode(ZkPaths.controller, current.data);
       this._activeControllerId = id;
-      if (id !== this.options.brokerId || this.active) {
+      if (id !== this.options.brokerId || this.active !== undefined) {
         if (id !== this.options.brokerId)
           this.log.info(`Broker ${id} has been elected as the controller, so stopping the election process.`);
         return;
@@ -221,60 +218,35 @@ export class KafkaController {
     this.context.reset();
     this.context.epoch = won.epoch;
     this.context.epochZkVersion = won.epochZkVersion;
-    this.active = true;
+    const active = new ActiveController(
+      this.context,
+      this.zk,
+      this.options,
+      {
+        onLeaderAndIsrResponse: this.onLeaderAndIsrResponseReceived,
+        onStopReplicaResponse: (id, r) => this.active?.deletion.onStopReplicaResponse(id, r),
+        enqueueDeletionEvent: (name, fn) =>
+          void this.put(name, async () => {
+            if (this.active === undefined) return;
+            await fn();
+            this.sendBatch();
+          }),
+        onTopicDeleted: (t) => this.watchedTopics.delete(t),
+      },
+      this.log,
+    );
+    this.active = active;
     this._activeControllerId = this.options.brokerId;
     await this.zk.store.exists(ZkPaths.controller, this.watchController);
     this.log.info(
       `${this.options.brokerId} successfully elected as the controller. Epoch incremented to ${won.epoch} and epoch zk version is now ${won.epochZkVersion}`,
     );
-    await this.onControllerFailover();
+    await this.onControllerFailover(active);
   }
 
-  private async onControllerFailover(): Promise<void> {
+  private async onControllerFailover(active: ActiveController): Promise<void> {
     const ctx = this.context;
-    const channel = new ControllerChannelManager({
-      controllerId: this.options.brokerId,
-      interBrokerListenerName: this.options.interBrokerListenerName,
-      localReceiver: this.options.localReceiver,
-      requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
-      security: this.options.security,
-    });
-    this.channel = channel;
-    const batch = new ControllerBrokerRequestBatch(
-      this.options.brokerId,
-      ctx,
-      channel,
-      this.options.interBrokerListenerName,
-      this.onLeaderAndIsrResponseReceived,
-    );
-    this.batch = batch;
-    this.psm = new PartitionStateMachine(
-      ctx,
-      this.zk,
-      batch,
-      {
-        uncleanLeaderElectionEnable: (t) => this.uncleanLeaderElectionEnabled(t),
-        stats: this.options.stats,
-        time: this.options.time,
-      },
-      this.log,
-    );
-    this.rsm = new ReplicaStateMachine(ctx, this.psm, batch);
-    this.logDirEvents = new LogDirEventHandler(ctx, this.zk, this.psm, this.rsm, this.log);
-    this.reassignments = new PartitionReassignments(ctx, this.zk, this.psm, this.rsm, batch, this.log);
-    this.deletion = new TopicDeletionManager(
-      ctx,
-      this.zk,
-      batch,
-      (name, fn) =>
-        void this.put(name, async () => {
-          if (!this.active) return;
-          await fn();
-          this.sendBatch();
-        }),
-      (t) => this.watchedTopics.delete(t),
-      this.log,
-    );
+    const { channel, batch, psm } = active;
     this.watchedTopics.clear();
     // Brokers.
     const brokers = await this.zk.store.getChildren(ZkPaths.brokerIds, this.watchBrokers);
@@ -317,8 +289,8 @@ export class KafkaController {
     );
     // Every broker learns the whole state; every replica its partitions' leadership.
     batch.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds());
-    this.rsm.onlineReplicas(ctx.liveBrokerIds());
-    await this.psm.triggerOnlinePartitionStateChange();
+    batch.addLeaderAndIsrRequestForReplicasOn(ctx.liveBrokerIds());
+    await psm.triggerOnlinePartitionStateChange();
     // Replicas on brokers that are not alive leave the ISRs (Kafka's replica state machine startup: OfflineReplica).
     const deadInIsr = new Map<number, TopicPartitionKey[]>();
     for (const tp of all) {
@@ -329,15 +301,15 @@ export class KafkaController {
         l.push(tp);
       }
     }
-    for (const [id, parts] of deadInIsr) await this.rsm.offlineReplicas(id, parts, false);
+    for (const [id, parts] of deadInIsr) await psm.removeReplicaFromIsr(id, parts);
     this.sendBatch();
     // Kafka's initializePartitionReassignments: /admin/reassign_partitions first, then the API ones.
     const fromZk = await this.onZkPartitionReassignment();
-    await this.reassignments.resume((tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
+    await active.reassignments.resume((tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
     this.sendBatch();
-    await this.onTopicDeletion(queued);
+    await active.onTopicDeletion(queued);
     // Log dir events written while there was no controller (Kafka's LogDirEventNotificationHandler).
-    await this.logDirEvents.processNotifications(this.watchLogDirEvents);
+    await active.logDirEvents.processNotifications(this.watchLogDirEvents);
     this.sendBatch();
     // Kafka checks the leader imbalance 5 s after a failover, then every check interval.
     this.scheduleAutoLeaderRebalance(5000);
@@ -348,19 +320,10 @@ export class KafkaController {
   }
 
   private onControllerResignationSync(): void {
-    if (this.active) this.log.info(`Resigned as the controller (epoch ${this.context.epoch})`);
-    this.active = false;
-    this.autoRebalanceTask?.cancel();
-    this.autoRebalanceTask = undefined;
-    this.channel?.shutdown();
-    this.channel = undefined;
-    this.batch = undefined;
-    this.psm = undefined;
-    this.rsm = undefined;
-    this.deletion?.reset();
-    this.deletion = undefined;
-    this.logDirEvents = undefined;
-    this.reassignments = undefined;
+    const active = this.active;
+    if (active !== undefined) this.log.info(`Resigned as the controller (epoch ${this.context.epoch})`);
+    this.active = undefined;
+    active?.resign();
     this.watchedTopics.clear();
     const epoch = this.context.epoch;
     this.context.reset();
@@ -368,15 +331,7 @@ export class KafkaController {
   }
 
   private sendBatch(): void {
-    this.batch?.sendRequestsToBrokers((id, r) => this.deletion?.onStopReplicaResponse(id, r));
-  }
-
-  private async uncleanLeaderElectionEnabled(topic: string): Promise<boolean> {
-    const n = await this.zk.store.get(ZkPaths.configTopic(topic));
-    const v = n
-      ? ConfigEntityZNode.decode(ZkPaths.configTopic(topic), n.data)["unclean.leader.election.enable"]
-      : undefined;
-    return v === undefined ? this.options.uncleanLeaderElectionEnable : v.trim().toLowerCase() === "true";
+    this.active?.sendBatch();
   }
 
   // ---- brokers ----
@@ -386,7 +341,8 @@ export class KafkaController {
   };
 
   private async onBrokerChange(): Promise<void> {
-    if (!this.active) return;
+    const active = this.active;
+    if (active === undefined) return;
     const ctx = this.context;
     await this.zk.store.getChildren(ZkPaths.brokerIds, this.watchBrokers);
     const current = await this.zk.getAllBrokersAndEpochs();
@@ -405,23 +361,24 @@ export class KafkaController {
     );
     for (const id of [...deadIds, ...bounced]) {
       ctx.liveBrokers.delete(id);
-      this.channel?.removeBroker(id);
+      active.channel.removeBroker(id);
     }
-    if (deadIds.length + bounced.length > 0) await this.onBrokerFailure([...deadIds, ...bounced]);
+    if (deadIds.length + bounced.length > 0) await active.onBrokerFailure([...deadIds, ...bounced]);
     for (const id of [...newIds, ...bounced]) {
-      const b = current.get(id)!;
+      const b = current.get(id);
+      if (b === undefined) continue;
       ctx.liveBrokers.set(id, b);
-      this.channel?.addBroker(id, b.reg.endpoints);
+      active.channel.addBroker(id, b.reg.endpoints);
     }
-    if (newIds.length + bounced.length > 0) await this.onBrokerStartup([...newIds, ...bounced]);
+    if (newIds.length + bounced.length > 0) await active.onBrokerStartup([...newIds, ...bounced]);
     this.sendBatch();
   }
 
   /** /log_dir_event_notification changed (Kafka's LogDirEventNotificationHandler). */
   private watchLogDirEvents = (): void => {
     void this.put("LogDirEventNotification", async () => {
-      if (!this.active || this.logDirEvents === undefined) return;
-      await this.logDirEvents.processNotifications(this.watchLogDirEvents);
+      if (this.active === undefined) return;
+      await this.active.logDirEvents.processNotifications(this.watchLogDirEvents);
       this.sendBatch();
     });
   };
@@ -429,55 +386,11 @@ export class KafkaController {
   /** Kafka's LeaderAndIsrResponseReceived: replicas on offline (or full) log dirs, and back online. */
   private onLeaderAndIsrResponseReceived = (brokerId: number, r: LeaderAndIsrResponse): void => {
     void this.put("LeaderAndIsrResponseReceived", async () => {
-      if (!this.active || this.logDirEvents === undefined) return;
-      await this.logDirEvents.onLeaderAndIsrResponse(brokerId, r);
+      if (this.active === undefined) return;
+      await this.active.logDirEvents.onLeaderAndIsrResponse(brokerId, r);
       this.sendBatch();
     });
   };
-
-  private async onBrokerStartup(ids: number[]): Promise<void> {
-    const ctx = this.context;
-    // A restarted broker reports its offline log dirs afresh (Kafka's replicasOnOfflineDirs.remove).
-    for (const id of ids) ctx.replicasOnOfflineDirs.delete(id);
-    const batch = this.batch!;
-    const existing = ctx.liveBrokerIds().filter((id) => !ids.includes(id));
-    for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
-    // Existing brokers learn the new broker list; new brokers the whole state.
-    batch.addUpdateMetadataRequestForBrokers(existing, []);
-    batch.addUpdateMetadataRequestForBrokers(ids);
-    // Their replicas come online: each learns its partitions' leadership.
-    this.rsm!.onlineReplicas(ids);
-    await this.psm!.triggerOnlinePartitionStateChange();
-    // Reassignments waiting for replicas on these brokers go on.
-    await this.reassignments!.resume((tp) =>
-      this.reassignments!.assignmentOf(tp).replicas.some((r) => ids.includes(r)),
-    );
-    await this.deletion!.resumeDeletions();
-  }
-
-  private async onBrokerFailure(ids: number[]): Promise<void> {
-    const ctx = this.context;
-    for (const id of ids) ctx.replicasOnOfflineDirs.delete(id);
-    for (const id of ids) ctx.shuttingDownBrokerIds.delete(id);
-    this.deletion!.onBrokerFailure(ids);
-    const psm = this.psm!;
-    // Partitions led by a dead broker go offline and are re-elected among the live ISR members.
-    const offline = ctx
-      .allPartitions()
-      .filter((tp) =>
-        ids.includes(ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.leader ?? -1),
-      )
-      .filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
-    psm.setOffline(offline);
-    await psm.triggerOnlinePartitionStateChange();
-    // The dead replicas leave every ISR.
-    for (const id of ids) {
-      const parts = ctx.partitionsOnBroker(id).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
-      await this.rsm!.offlineReplicas(id, parts, false);
-    }
-    // Every broker learns who is alive, even when no partition changed.
-    this.batch!.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), []);
-  }
 
   // ---- topics ----
 
@@ -490,12 +403,13 @@ export class KafkaController {
     this.watchedTopics.add(topic);
     await this.zk.store.exists(ZkPaths.topic(topic), () => {
       this.watchedTopics.delete(topic);
-      void this.put(`PartitionModifications ${topic}`, () => this.onPartitionModification(topic));
+      void this.put("PartitionModifications", () => this.onPartitionModification(topic), topic);
     });
   }
 
   private async onTopicChange(): Promise<void> {
-    if (!this.active) return;
+    const active = this.active;
+    if (active === undefined) return;
     const ctx = this.context;
     const names = await this.zk.store.getChildren(ZkPaths.topics, this.watchTopics);
     const present = new Set(names);
@@ -514,16 +428,17 @@ export class KafkaController {
       ctx.assignments.set(topic, new Map([...a.partitions].map(([p, r]) => [p, [...r]])));
       created.push(...ctx.partitionsOfTopic(topic));
     }
-    await this.onNewPartitionCreation(created);
+    await active.onNewPartitionCreation(created);
   }
 
   private async onPartitionModification(topic: string): Promise<void> {
-    if (!this.active) return;
+    const active = this.active;
+    if (active === undefined) return;
     const ctx = this.context;
     await this.watchTopic(topic);
     const a = await this.zk.getTopicAssignment(topic);
-    if (!a || !ctx.assignments.has(topic) || ctx.topicsToBeDeleted.has(topic)) return;
-    const cur = ctx.assignments.get(topic)!;
+    const cur = ctx.assignments.get(topic);
+    if (!a || cur === undefined || ctx.topicsToBeDeleted.has(topic)) return;
     const added: TopicPartitionKey[] = [];
     for (const [p, replicas] of a.partitions) {
       if (!cur.has(p)) {
@@ -533,48 +448,18 @@ export class KafkaController {
     }
     if (added.length === 0) return;
     this.log.info(`New partitions to be added ${added.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}`);
-    await this.onNewPartitionCreation(added);
-  }
-
-  private async onNewPartitionCreation(partitions: TopicPartitionKey[]): Promise<void> {
-    if (partitions.length === 0) return;
-    this.psm!.setNew(partitions);
-    await this.psm!.toOnline(partitions, "offline");
-    this.sendBatch();
+    await active.onNewPartitionCreation(added);
   }
 
   // ---- deletion ----
 
   private watchDeletions = (): void => {
     void this.put("TopicDeletion", async () => {
-      if (!this.active) return;
+      if (this.active === undefined) return;
       const queued = await this.zk.store.getChildren(ZkPaths.deleteTopics, this.watchDeletions);
-      await this.onTopicDeletion(queued);
+      await this.active?.onTopicDeletion(queued);
     });
   };
-
-  private async onTopicDeletion(queued: readonly string[]): Promise<void> {
-    if (!this.active || queued.length === 0) return;
-    const ctx = this.context;
-    const toDelete: string[] = [];
-    for (const topic of queued) {
-      if (!this.options.deleteTopicEnable || !ctx.assignments.has(topic)) {
-        if (!this.options.deleteTopicEnable)
-          this.log.info(`Removing ${ZkPaths.deleteTopic(topic)} since delete.topic.enable is false`);
-        try {
-          await this.zk.store.delete(ZkPaths.deleteTopic(topic));
-        } catch (e) {
-          if (!isStoreError(e, "NoNode")) throw e;
-        }
-        continue;
-      }
-      if (!ctx.topicsToBeDeleted.has(topic)) toDelete.push(topic);
-    }
-    if (toDelete.length === 0) return;
-    this.log.info(`Starting topic deletion for topics ${toDelete.join(",")}`);
-    await this.deletion!.enqueueTopicsForDeletion(toDelete);
-    this.sendBatch();
-  }
 
   // ---- ISR changes from leaders ----
 
@@ -592,113 +477,29 @@ export class KafkaController {
     brokerEpoch: bigint,
     items: AlterPartitionItem[],
   ): Promise<AlterPartitionResult[]> {
-    return new Promise((resolve) => {
-      const fail = (code: number): AlterPartitionResult[] =>
-        items.map((i) => ({ ...i, errorCode: code, leaderEpoch: -1, isr: [], partitionEpoch: -1 }));
-      void this.put("AlterPartitionReceived", async () => {
-        resolve(await this.doAlterPartition(brokerId, brokerEpoch, items, fail));
-      }).then(() => resolve(fail(ErrorCode.NOT_CONTROLLER)));
-    });
-  }
-
-  private async doAlterPartition(
-    brokerId: number,
-    brokerEpoch: bigint,
-    items: AlterPartitionItem[],
-    fail: (code: number) => AlterPartitionResult[],
-  ): Promise<AlterPartitionResult[]> {
-    if (!this.active) return fail(ErrorCode.NOT_CONTROLLER);
-    const ctx = this.context;
-    // Only the broker's current registration may change ISRs (Kafka requires the exact broker epoch).
-    const live = ctx.liveBrokers.get(brokerId);
-    if (live === undefined || brokerEpoch !== live.epoch) {
-      this.log.info(
-        `Ignoring AlterPartition from broker ${brokerId} with broker epoch ${brokerEpoch}: ${live === undefined ? "the broker is not registered" : `its current broker epoch is ${live.epoch}`}`,
-      );
-      return fail(ErrorCode.STALE_BROKER_EPOCH);
-    }
-    const results: AlterPartitionResult[] = [];
-    const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
-    for (const i of items) {
-      const k = tpKey(i.topic, i.partition);
-      const cur = ctx.leadership.get(k);
-      const reply = (errorCode: number): void => {
-        results.push({
-          topic: i.topic,
-          partition: i.partition,
-          errorCode,
-          leaderEpoch: cur?.leaderAndIsr.leaderEpoch ?? -1,
-          isr: cur ? [...cur.leaderAndIsr.isr] : [],
-          partitionEpoch: cur?.zkVersion ?? -1,
-        });
-      };
-      if (cur === undefined || ctx.topicsToBeDeleted.has(i.topic))
-        reply(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      // Newer than what this controller knows: it is likely no longer the controller.
-      else if (i.leaderEpoch > cur.leaderAndIsr.leaderEpoch || i.partitionEpoch > cur.zkVersion)
-        reply(ErrorCode.NOT_CONTROLLER);
-      else if (i.leaderEpoch < cur.leaderAndIsr.leaderEpoch) reply(ErrorCode.FENCED_LEADER_EPOCH);
-      else if (cur.leaderAndIsr.leader !== brokerId) reply(ErrorCode.INVALID_REQUEST);
-      // Already the state asked for (a repeat whose answer was lost): answered with it, before the
-      // partition epoch is checked, so that AlterPartition is idempotent.
-      else if (sameReplicaSet(i.newIsr, cur.leaderAndIsr.isr)) reply(ErrorCode.NONE);
-      else if (i.partitionEpoch < cur.zkVersion) reply(ErrorCode.INVALID_UPDATE_VERSION);
-      else if (i.newIsr.some((r) => !ctx.isLiveAndNotShuttingDown(r) && r !== brokerId))
-        reply(ErrorCode.INELIGIBLE_REPLICA);
-      else
-        updates.push({
-          topic: i.topic,
-          partition: i.partition,
-          leaderAndIsr: { ...cur.leaderAndIsr, isr: [...i.newIsr], controllerEpoch: ctx.epoch },
-          zkVersion: cur.zkVersion,
-        });
-    }
-    if (updates.length > 0) {
-      const { written, failed } = await this.zk.updateLeaderAndIsr(updates, ctx.epochZkVersion);
-      for (const u of updates) {
-        const k = tpKey(u.topic, u.partition);
-        const v = written.get(k);
-        if (v === undefined) {
-          results.push({
-            topic: u.topic,
-            partition: u.partition,
-            errorCode:
-              failed.get(k) === "BadVersion"
-                ? ErrorCode.INVALID_UPDATE_VERSION
-                : ErrorCode.UNKNOWN_SERVER_ERROR,
-            leaderEpoch: -1,
-            isr: [],
-            partitionEpoch: -1,
-          });
-          continue;
-        }
-        ctx.leadership.set(k, { leaderAndIsr: u.leaderAndIsr, zkVersion: v });
-        this.log.info(
-          `ISR of ${k} changed to [${u.leaderAndIsr.isr.join(",")}] by leader ${brokerId} (partition epoch ${v})`,
+    const fail = (code: number): AlterPartitionResult[] =>
+      items.map((i) => ({ ...i, errorCode: code, leaderEpoch: -1, isr: [], partitionEpoch: -1 }));
+    return this.ask(
+      "AlterPartitionReceived",
+      () => fail(ErrorCode.NOT_CONTROLLER),
+      async () => {
+        if (this.active === undefined) return fail(ErrorCode.NOT_CONTROLLER);
+        const { results, reassigning } = await this.active.processAlterPartition(
+          brokerId,
+          brokerEpoch,
+          items,
+          fail,
         );
-        results.push({
-          topic: u.topic,
-          partition: u.partition,
-          errorCode: ErrorCode.NONE,
-          leaderEpoch: u.leaderAndIsr.leaderEpoch,
-          isr: [...u.leaderAndIsr.isr],
-          partitionEpoch: v,
-        });
-      }
-      this.batch?.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds(), updates);
-      this.sendBatch();
-      // A grown ISR may complete a reassignment: after this answer (Kafka's maybeCompleteReassignment).
-      const reassigning = updates.filter(
-        (u) => written.has(tpKey(u.topic, u.partition)) && ctx.reassigning.has(tpKey(u.topic, u.partition)),
-      );
-      if (reassigning.length > 0)
-        void this.put("PartitionReassignmentIsrChange", async () => {
-          if (!this.active || this.reassignments === undefined) return;
-          for (const tp of reassigning) await this.reassignments.maybeComplete(tp);
-          this.sendBatch();
-        });
-    }
-    return results;
+        // A grown ISR may complete a reassignment: after this answer (Kafka's maybeCompleteReassignment).
+        if (reassigning.length > 0)
+          void this.put("PartitionReassignmentIsrChange", async () => {
+            if (this.active === undefined) return;
+            for (const tp of reassigning) await this.active.reassignments.maybeComplete(tp);
+            this.sendBatch();
+          });
+        return results;
+      },
+    );
   }
 
   // ---- replica leader elections (ElectLeaders, auto.leader.rebalance.enable) ----
@@ -712,54 +513,28 @@ export class KafkaController {
     partitions: readonly TopicPartitionKey[] | undefined,
     type: ElectionType,
   ): Promise<ReplicaElectionResult[] | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ReplicaLeaderElection", async () => {
-        if (!this.active || this.psm === undefined) return resolve("NOT_CONTROLLER");
-        const asked = partitions ?? this.context.allPartitions();
-        this.log.info(
-          `Starting replica leader election (${type === ElectionType.PREFERRED ? "PREFERRED" : "UNCLEAN"}) for ${partitions ? `partitions ${asked.map((tp) => tpKey(tp.topic, tp.partition)).join(",")}` : "all partitions"} triggered by AdminClientTriggered`,
-        );
-        const results = await electReplicaLeaders(
-          this.context,
-          this.psm,
-          asked,
-          type,
-          "AdminClientTriggered",
-        );
-        this.sendBatch();
-        resolve(partitions ? results : results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED));
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+    return this.ask(
+      "ReplicaLeaderElection",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (this.active === undefined) return "NOT_CONTROLLER";
+        return this.active.electLeaders(partitions, type);
+      },
+    );
   }
 
   private scheduleAutoLeaderRebalance(delayMs: number): void {
     const auto = this.options.autoLeaderRebalance;
-    if (auto === undefined || !this.active) return;
-    this.autoRebalanceTask?.cancel();
-    this.autoRebalanceTask = auto.scheduler.schedule(
+    const active = this.active;
+    if (auto === undefined || active === undefined) return;
+    active.autoRebalanceTask?.cancel();
+    active.autoRebalanceTask = auto.scheduler.schedule(
       "auto-leader-rebalance-task",
       () => {
         void this.put("AutoPreferredReplicaLeaderElection", async () => {
-          if (!this.active || this.psm === undefined) return;
+          if (this.active === undefined) return;
           try {
-            const todo = partitionsForAutoLeaderRebalance(
-              this.context,
-              auto.imbalancePerBrokerPercentage,
-              (tp) => this.context.reassigning.has(tpKey(tp.topic, tp.partition)),
-            );
-            if (todo.length > 0) {
-              this.log.info(
-                `Starting replica leader election (PREFERRED) for partitions ${todo.map((tp) => tpKey(tp.topic, tp.partition)).join(",")} triggered by AutoTriggered`,
-              );
-              await electReplicaLeaders(
-                this.context,
-                this.psm,
-                todo,
-                ElectionType.PREFERRED,
-                "AutoTriggered",
-              );
-              this.sendBatch();
-            }
+            await this.active.autoLeaderRebalance(auto.imbalancePerBrokerPercentage);
           } finally {
             this.scheduleAutoLeaderRebalance(auto.checkIntervalMs);
           }
@@ -775,32 +550,36 @@ export class KafkaController {
   alterPartitionReassignments(
     requests: readonly ReassignmentRequest[],
   ): Promise<ReassignmentResult[] | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ApiPartitionReassignment", async () => {
-        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
-        const results = await this.reassignments.alter(requests);
+    return this.ask(
+      "ApiPartitionReassignment",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (this.active === undefined) return "NOT_CONTROLLER";
+        const results = await this.active.reassignments.alter(requests);
         this.sendBatch();
-        resolve(results);
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+        return results;
+      },
+    );
   }
 
   /** ListPartitionReassignments on the controller: the given partitions (or all) being reassigned. */
   listPartitionReassignments(
     partitions: readonly TopicPartitionKey[] | undefined,
   ): Promise<Array<TopicPartitionKey & { assignment: ReplicaAssignment }> | "NOT_CONTROLLER"> {
-    return new Promise((resolve) => {
-      void this.put("ListPartitionReassignments", async () => {
-        if (!this.active || this.reassignments === undefined) return resolve("NOT_CONTROLLER");
-        resolve(this.reassignments.list(partitions));
-      }).then(() => resolve("NOT_CONTROLLER"));
-    });
+    return this.ask(
+      "ListPartitionReassignments",
+      () => "NOT_CONTROLLER" as const,
+      async () => {
+        if (this.active === undefined) return "NOT_CONTROLLER";
+        return this.active.reassignments.list(partitions);
+      },
+    );
   }
 
   /** Watches /admin/reassign_partitions for its creation (Kafka's PartitionReassignmentHandler). */
   private watchReassignPartitions = (e: { type: string }): void => {
     void this.put("ZkPartitionReassignment", async () => {
-      if (!this.active) return;
+      if (this.active === undefined) return;
       if (e.type === "NodeCreated") await this.onZkPartitionReassignment();
       else await this.zk.store.exists(ZkPaths.reassignPartitions, this.watchReassignPartitions);
       this.sendBatch();
@@ -809,57 +588,24 @@ export class KafkaController {
 
   /** Starts the reassignments written to /admin/reassign_partitions; returns the partitions started. */
   private async onZkPartitionReassignment(): Promise<Set<string>> {
-    if (!this.active || this.reassignments === undefined) return new Set();
+    const active = this.active;
+    if (active === undefined) return new Set();
     const exists = await this.zk.store.exists(ZkPaths.reassignPartitions, this.watchReassignPartitions);
     if (exists === undefined) return new Set();
-    return this.reassignments.processZkReassignment();
+    return active.reassignments.processZkReassignment();
   }
 
   // ---- controlled shutdown ----
 
   /** Kafka's doControlledShutdown: moves leadership off `brokerId`; answers the partitions it still leads. */
   controlledShutdown(brokerId: number, brokerEpoch: bigint): Promise<ControlledShutdownResult> {
-    return new Promise((resolve) => {
-      void this.put("ControlledShutdown", async () => {
-        resolve(await this.doControlledShutdown(brokerId, brokerEpoch));
-      }).then(() => resolve({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, remainingPartitions: [] }));
-    });
-  }
-
-  private async doControlledShutdown(
-    brokerId: number,
-    brokerEpoch: bigint,
-  ): Promise<ControlledShutdownResult> {
-    if (!this.active) return { errorCode: ErrorCode.NOT_CONTROLLER, remainingPartitions: [] };
-    const ctx = this.context;
-    const live = ctx.liveBrokers.get(brokerId);
-    if (live === undefined) {
-      this.log.warn(`Controlled shutdown of broker ${brokerId} refused: it is not alive`);
-      return { errorCode: ErrorCode.BROKER_NOT_AVAILABLE, remainingPartitions: [] };
-    }
-    if (brokerEpoch !== -1n && brokerEpoch < live.epoch) {
-      this.log.info(
-        `Ignoring controlled shutdown of broker ${brokerId}: its epoch ${brokerEpoch} is older than ${live.epoch}`,
-      );
-      return { errorCode: ErrorCode.STALE_BROKER_EPOCH, remainingPartitions: [] };
-    }
-    this.log.info(`Shutting down broker ${brokerId}`);
-    ctx.shuttingDownBrokerIds.add(brokerId);
-    const psm = this.psm!;
-    const onBroker = ctx.partitionsOnBroker(brokerId).filter((tp) => !ctx.topicsToBeDeleted.has(tp.topic));
-    const multiReplica = onBroker.filter((tp) => ctx.replicasFor(tp.topic, tp.partition).length > 1);
-    const led = multiReplica.filter(
-      (tp) => ctx.leadership.get(tpKey(tp.topic, tp.partition))?.leaderAndIsr.leader === brokerId,
+    return this.ask(
+      "ControlledShutdown",
+      () => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, remainingPartitions: [] }),
+      async () =>
+        this.active === undefined
+          ? { errorCode: ErrorCode.NOT_CONTROLLER, remainingPartitions: [] }
+          : this.active.controlledShutdown(brokerId, brokerEpoch),
     );
-    const followed = multiReplica.filter((tp) => !led.includes(tp));
-    await psm.toOnline(led, "controlledShutdown");
-    // Followers leave the ISR and stop fetching.
-    await this.rsm!.offlineReplicas(brokerId, followed, true);
-    this.sendBatch();
-    const remaining = ctx
-      .partitionsLedBy(brokerId)
-      .filter((tp) => ctx.replicasFor(tp.topic, tp.partition).length > 1);
-    this.log.info(`Broker ${brokerId} leaves ${remaining.length} partitions led after controlled shutdown`);
-    return { errorCode: ErrorCode.NONE, remainingPartitions: remaining };
   }
 }

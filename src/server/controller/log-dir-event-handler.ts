@@ -19,15 +19,15 @@ import { ErrorCode } from "../../protocol/errors.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
 import type { KafkaZkClient } from "../metadata/kafka-zk-client.js";
 import { type ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
+import type { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
-import type { ReplicaStateMachine } from "./replica-state-machine.js";
 
 export class LogDirEventHandler {
   constructor(
     private readonly ctx: ControllerContext,
     private readonly zk: KafkaZkClient,
     private readonly psm: PartitionStateMachine,
-    private readonly rsm: ReplicaStateMachine,
+    private readonly batch: ControllerBrokerRequestBatch,
     private readonly log: Logger,
   ) {}
 
@@ -44,7 +44,7 @@ export class LogDirEventHandler {
     this.log.info(
       `Handling log dir events of brokers ${ids.join(",")}: sending LeaderAndIsr for their replicas`,
     );
-    this.rsm.onlineReplicas(ids);
+    this.batch.addLeaderAndIsrRequestForReplicasOn(ids);
   }
 
   /** A LeaderAndIsr response of `brokerId`: its replicas' log dir states, and the transitions that follow. */
@@ -112,6 +112,6 @@ export class LogDirEventHandler {
     const keptKeys = new Set(kept.map((tp) => tpKey(tp.topic, tp.partition)));
     // Followers (and former leaders) on the offline dir leave the ISR.
     const followed = live.filter((tp) => !keptKeys.has(tpKey(tp.topic, tp.partition)));
-    await this.rsm.offlineReplicas(brokerId, followed, false);
+    await this.psm.removeReplicaFromIsr(brokerId, followed);
   }
 }

@@ -19,7 +19,6 @@ import type { ZkReassignment } from "../metadata/zk-data.js";
 import { type ControllerContext, type TopicPartitionKey, tpKey } from "./controller-context.js";
 import type { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
-import type { ReplicaStateMachine } from "./replica-state-machine.js";
 
 /** A partition's full replica assignment (Kafka's ReplicaAssignment): RS with AR and RR. */
 export class ReplicaAssignment {
@@ -80,7 +79,6 @@ export class PartitionReassignments {
     private readonly ctx: ControllerContext,
     private readonly zk: KafkaZkClient,
     private readonly psm: PartitionStateMachine,
-    private readonly rsm: ReplicaStateMachine,
     private readonly batch: ControllerBrokerRequestBatch,
     private readonly log: Logger,
   ) {}
@@ -289,7 +287,7 @@ export class PartitionReassignments {
 
   private async stopRemovedReplicas(tp: TopicPartitionKey, removed: readonly number[]): Promise<void> {
     for (const r of removed) {
-      await this.rsm.offlineReplicas(r, [tp], false);
+      await this.psm.removeReplicaFromIsr(r, [tp]);
       this.batch.addStopReplicaRequestForBrokers([r], tp, true);
     }
   }

@@ -6,6 +6,11 @@
 // the request batch (LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker).
 // Each round of elections that wrote a new leader is timed (LeaderElectionRateAndTimeMs), and each
 // partition given a leader from outside its ISR counted (UncleanLeaderElectionsPerSec).
+// Also the one change Kafka's replica state machine makes to partition state, its OfflineReplica
+// transition (removeReplicasFromIsr): a replica whose broker died, is shutting down, lost its log dir or
+// leaves a reassignment is taken out of the ISR. The controller keeps no per-replica state: the replica
+// states' other work is done by the request batch (OnlineReplica: LeaderAndIsr to a broker's replicas),
+// the TopicDeletionManager (ReplicaDeletion*) and PartitionReassignments (NewReplica).
 
 import type { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
@@ -263,6 +268,36 @@ export class PartitionStateMachine {
   async reload(partitions: readonly TopicPartitionKey[]): Promise<void> {
     const fresh = await this.zk.getPartitionStates(partitions);
     for (const [k, s] of fresh) this.ctx.leadership.set(k, s);
+  }
+
+  /**
+   * `brokerId`'s replicas of these partitions leave their ISRs (Kafka's removeReplicasFromIsr): leader
+   * epoch + 1; a leader removed leaves the partition without one (-1), and the last ISR member is kept so
+   * that a clean election can still find it. The partition's other replicas get LeaderAndIsr. Retried when
+   * a partition's znode moved on underneath.
+   */
+  async removeReplicaFromIsr(brokerId: number, partitions: readonly TopicPartitionKey[]): Promise<void> {
+    let todo = [...partitions];
+    for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
+      const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
+      for (const tp of todo) {
+        const cur = this.ctx.leadership.get(tpKey(tp.topic, tp.partition));
+        if (cur === undefined) continue;
+        const l = cur.leaderAndIsr;
+        if (!l.isr.includes(brokerId) && l.leader !== brokerId) continue;
+        const leader = l.leader === brokerId ? -1 : l.leader;
+        const isr = l.isr.length === 1 && l.isr[0] === brokerId ? l.isr : l.isr.filter((r) => r !== brokerId);
+        updates.push({
+          ...tp,
+          leaderAndIsr: { leader, isr, leaderEpoch: l.leaderEpoch + 1, controllerEpoch: this.ctx.epoch },
+          zkVersion: cur.zkVersion,
+        });
+      }
+      todo = await this.write(updates, (tp) =>
+        this.ctx.replicasFor(tp.topic, tp.partition).filter((r) => r !== brokerId),
+      );
+      if (todo.length > 0) await this.reload(todo);
+    }
   }
 
   /**

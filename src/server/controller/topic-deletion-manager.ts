@@ -12,6 +12,7 @@ import type { Op } from "../metadata/metadata-store.js";
 import { ZkPaths } from "../metadata/zk-data.js";
 import type { ControllerContext } from "./controller-context.js";
 import type { ControllerBrokerRequestBatch } from "./controller-request-batch.js";
+import type { ControllerEventName } from "./controller-state.js";
 
 export class TopicDeletionManager {
   /** topic → "brokerId" replicas that have not confirmed the deletion yet. */
@@ -22,7 +23,7 @@ export class TopicDeletionManager {
     private readonly zk: KafkaZkClient,
     private readonly batch: ControllerBrokerRequestBatch,
     /** Queues an event on the controller's queue (responses arrive outside it). */
-    private readonly enqueue: (name: string, fn: () => Promise<void>) => void,
+    private readonly enqueue: (name: ControllerEventName, fn: () => Promise<void>) => void,
     private readonly onTopicDeleted: (topic: string) => void,
     private readonly log: Logger,
   ) {}

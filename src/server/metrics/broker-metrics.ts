@@ -5,7 +5,8 @@
 // - kafka.server:type=ReplicaManager — PartitionCount, LeaderCount, UnderReplicatedPartitions,
 //   OfflineReplicaCount, UnderMinIsrPartitionCount, AtMinIsrPartitionCount;
 // - IsrShrinksPerSec / IsrExpandsPerSec, ReplicaFetcherManager MaxLag, and the controller's
-//   ControllerStats LeaderElectionRateAndTimeMs / UncleanLeaderElectionsPerSec (replication-metrics.ts);
+//   ControllerStats LeaderElectionRateAndTimeMs / UncleanLeaderElectionsPerSec, its rate-and-time timer per
+//   ControllerState and ControllerEventManager EventQueueTimeMs / EventQueueSize (replication-metrics.ts);
 // - kafka.controller:type=KafkaController — ActiveControllerCount, OfflinePartitionsCount,
 //   GlobalTopicCount, GlobalPartitionCount (non-zero on the active controller only, as Kafka);
 // - kafka.cluster:type=Partition,topic=…,partition=… — UnderReplicated, InSyncReplicasCount,
