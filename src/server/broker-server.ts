@@ -55,9 +55,10 @@ import {
   TransactionStateManager,
 } from "./coordinator/transaction/transaction-state-manager.js";
 import { TxnMarkerRouter } from "./coordinator/transaction/txn-marker-router.js";
+import { type EndPoint, endpointString } from "./end-point.js";
 import type { HandlerRegistration } from "./handler.js";
 import { buildHandlers } from "./handlers/index.js";
-import { type EndPoint, endpointString, type KafkaConfig } from "./kafka-config.js";
+import type { KafkaConfig } from "./kafka-config.js";
 import { dynamicBrokerLogConfig } from "./metadata/config-definitions.js";
 import { EmbeddedMetadataStore } from "./metadata/embedded-metadata-store.js";
 import { KafkaZkClient, type PreviousRegistration } from "./metadata/kafka-zk-client.js";

@@ -13,7 +13,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import kafkajs from "kafkajs";
-import { ConfigException, KafkaConfig } from "../../../src/server/kafka-config.js";
+import { KafkaConfig } from "../../../src/server/kafka-config.js";
+import { ConfigException } from "../../../src/server/kafka-config-def.js";
 import { BrokerHarness, describeResult, runCommand, waitFor } from "../../support/broker-harness.js";
 import { type ParsedFamily, parseExposition, sampleValue } from "./exposition-parser.js";
 
