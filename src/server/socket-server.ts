@@ -50,7 +50,7 @@ import type { ScheduledTask, Scheduler } from "../common/scheduler.js";
 import type { SslOptions } from "../common/ssl-engine-factory.js";
 import type { Time } from "../common/time.js";
 import { FrameReader } from "../protocol/frame-reader.js";
-import type { EndPoint } from "./kafka-config.js";
+import type { EndPoint } from "./end-point.js";
 import { type PoolWaiter, RequestMemoryPool } from "./request-memory-pool.js";
 import type { ConnectionInfo, RequestOutcome } from "./request-pipeline.js";
 import type { CredentialCache } from "./security/credential-cache.js";

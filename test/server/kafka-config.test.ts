@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { parseServerStartArgs } from "../../src/cli/tools/server-start.js";
 import { Logger, setLogSink } from "../../src/common/logger.js";
-import { ConfigException, KafkaConfig, parseListeners } from "../../src/server/kafka-config.js";
+import { parseListeners } from "../../src/server/end-point.js";
+import { KafkaConfig } from "../../src/server/kafka-config.js";
+import { ConfigException } from "../../src/server/kafka-config-def.js";
 import { NEVER_MS } from "../../src/storage/log-config.js";
 
 const root = mkdtempSync(join(tmpdir(), "tributary-kafka-config-"));

@@ -7,7 +7,8 @@
 
 import { Logger } from "../../common/logger.js";
 import { KafkaServer } from "../../server/broker-server.js";
-import { ConfigException, KafkaConfig } from "../../server/kafka-config.js";
+import { KafkaConfig } from "../../server/kafka-config.js";
+import { ConfigException } from "../../server/kafka-config-def.js";
 
 const USAGE = [
   "Usage: tributary server-start [server.properties] [--override property=value]*",

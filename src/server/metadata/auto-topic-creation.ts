@@ -7,7 +7,7 @@
 // The creation itself is TopicAdmin.createTopics; nothing here waits for leaders.
 
 import { KafkaError } from "../../protocol/errors.js";
-import { BROKER_CONFIG_DEFS } from "../kafka-config.js";
+import { BROKER_CONFIG_DEFS } from "../kafka-config-def.js";
 import {
   GROUP_METADATA_TOPIC_NAME,
   isInternalTopic,

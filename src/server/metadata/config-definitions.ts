@@ -12,7 +12,7 @@ import {
   type LogConfig,
   logConfigFrom,
 } from "../../storage/log-config.js";
-import { BROKER_CONFIG_DEFS } from "../kafka-config.js";
+import { BROKER_CONFIG_DEFS } from "../kafka-config-def.js";
 
 /** DescribeConfigs config_source values. */
 export const ConfigSource = {
