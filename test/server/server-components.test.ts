@@ -39,8 +39,9 @@ import { minInsyncReplicasOf } from "../../src/server/replication/replica-manage
 import { RequestChannel } from "../../src/server/request-channel.js";
 import { RequestPipeline } from "../../src/server/request-pipeline.js";
 import { CredentialCache } from "../../src/server/security/credential-cache.js";
+import type { LogDirListener } from "../../src/storage/log-dir-failure-channel.js";
 import { LogDirLocks } from "../../src/storage/log-dir-lock.js";
-import type { LogDirListener, LogManager } from "../../src/storage/log-manager.js";
+import type { LogManager } from "../../src/storage/log-manager.js";
 import { WireClient } from "./wire-client.js";
 
 const root = mkdtempSync(join(tmpdir(), "tributary-server-components-"));

@@ -6,7 +6,8 @@
 
 import type { Logger } from "../../common/logger.js";
 import type { Scheduler } from "../../common/scheduler.js";
-import type { LogDirEvent, LogManager } from "../../storage/log-manager.js";
+import type { LogDirEvent } from "../../storage/log-dir-failure-channel.js";
+import type { LogManager } from "../../storage/log-manager.js";
 
 export class LogDirFailureHandler {
   private notificationPending = false;
