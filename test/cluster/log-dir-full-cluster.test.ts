@@ -100,7 +100,7 @@ test("a full log dir moves leadership off its broker, acks=all goes on, and the 
           size: RECORD_BYTES,
           stopOnError: false,
           workDir: work,
-          retries: 10,
+          retries: 60,
         });
         nextKey += count;
         for (const [k, p, o] of out.acked) acked.set(k, [p, o]);
@@ -210,7 +210,7 @@ test("a replica whose log fails to open (an I/O error, not a full disk) is offli
         size: 1024,
         stopOnError: false,
         workDir: work,
-        retries: 10,
+        retries: 60,
       });
       assert.deepEqual(out.errors, []);
       assert.equal(out.acked.length, 50);
