@@ -1,11 +1,14 @@
 // Takes one sample of a cluster over the Kafka protocol: ListGroups, DescribeGroups, OffsetFetch per
 // group, Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
-// the timestamp of the record at the committed offset (one small Fetch per leader) for lag in seconds;
-// and each broker's /metrics counters when the cluster's config says where they are.
+// the timestamp of the oldest unconsumed record — at the committed offset, or at the log start offset
+// when that is later (older records were deleted) — for lag in seconds (record-timestamps.ts: one small
+// Fetch per leader, then a Fetch of its own for each partition whose first batch did not fit; the
+// requests are counted in the snapshot); and each broker's /metrics counters when the cluster's config
+// says where they are.
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import { GroupAdmin, parseTpKey } from "../../client/admin/group-admin.js";
-import { readRecordTimestamps } from "../../client/admin/record-timestamps.js";
+import { readRecordTimestamps, type TimestampReadStats } from "../../client/admin/record-timestamps.js";
 import type { ClusterConfig } from "../console-config.js";
 import { readBrokerCounters } from "./broker-metrics.js";
 import type { ClusterSnapshot, GroupPartitionSnapshot, GroupSnapshot, PartitionOffsets } from "./snapshot.js";
@@ -66,6 +69,7 @@ export async function sampleCluster(
   for (const m of committed) for (const k of m.keys()) topicNames.add(parseTpKey(k).topic);
   const { offsets, underReplicated, offline } = await partitionOffsets(admin, [...topicNames].sort());
   const endOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.endOffset]));
+  const startOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.startOffset]));
 
   const lagging: Array<{ topic: string; partition: number; offset: bigint }> = [];
   const drafts = descriptions.map((d, i) => {
@@ -77,8 +81,12 @@ export async function sampleCluster(
       const committedOffset = Number(c.offset);
       const logEndOffset = endOf.get(tp(topic, partition)) ?? -1;
       const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - committedOffset);
-      if (lag > 0) lagging.push({ topic, partition, offset: c.offset });
+      // The oldest unconsumed record still in the log: records before the log start are gone.
+      const start = BigInt(Math.max(0, startOf.get(tp(topic, partition)) ?? 0));
+      const readAt = c.offset > start ? c.offset : start;
+      if (lag > 0) lagging.push({ topic, partition, offset: readAt });
       return {
+        readAt,
         topic,
         partition,
         committedOffset,
@@ -93,6 +101,7 @@ export async function sampleCluster(
 
   const unique = new Map(lagging.map((l) => [`${tp(l.topic, l.partition)}@${l.offset}`, l]));
   const timestamps = new Map<string, bigint | null>();
+  const timestampReads: TimestampReadStats = { requests: 0, retries: 0 };
   // One Fetch per leader per distinct committed offset set: groups at the same offset share the read.
   const byOffset = [...unique.values()];
   for (let i = 0; i < byOffset.length; ) {
@@ -102,7 +111,7 @@ export async function sampleCluster(
       seen.add(tp(byOffset[i].topic, byOffset[i].partition));
       batch.push(byOffset[i++]);
     }
-    const read = await readRecordTimestamps(admin.cluster, batch);
+    const read = await readRecordTimestamps(admin.cluster, batch, undefined, timestampReads);
     for (const b of batch)
       timestamps.set(`${tp(b.topic, b.partition)}@${b.offset}`, read.get(tp(b.topic, b.partition)) ?? null);
   }
@@ -110,9 +119,9 @@ export async function sampleCluster(
   const ts = now();
 
   const groups = drafts.map(({ d, rows }): GroupSnapshot => {
-    const partitions = rows.map((r): GroupPartitionSnapshot => {
+    const partitions = rows.map(({ readAt, ...r }): GroupPartitionSnapshot => {
       if (r.lag === 0) return { ...r, lagMs: 0 };
-      const at = timestamps.get(`${tp(r.topic, r.partition)}@${r.committedOffset}`);
+      const at = timestamps.get(`${tp(r.topic, r.partition)}@${readAt}`);
       return { ...r, lagMs: at == null || at < 0n ? null : Math.max(0, ts - Number(at)) };
     });
     const known = partitions.filter((p) => p.lagMs !== null).map((p) => p.lagMs as number);
@@ -143,6 +152,7 @@ export async function sampleCluster(
     underReplicated,
     offline,
     brokerCounters,
+    timestampReads,
     groups,
     offsets,
   };

@@ -58,6 +58,8 @@ export interface ClusterSnapshot {
   readonly offline: number;
   /** Counters read from each broker's /metrics; empty when no metrics endpoint is configured. */
   readonly brokerCounters: readonly BrokerCounters[];
+  /** Fetch requests made for lag in seconds: one per leader, plus `retries` single-partition reads. */
+  readonly timestampReads: { readonly requests: number; readonly retries: number };
   readonly groups: readonly GroupSnapshot[];
   readonly offsets: readonly PartitionOffsets[];
 }

@@ -2,7 +2,8 @@
 // tests share, the Server-Sent Events stream, and /metrics. Routes:
 //   GET /                                   page shell (the front end routes by #hash)
 //   GET /static/app.js | app.css            the esbuild bundle
-//   GET /api/clusters                       aliases, bootstrap servers, sample counts, last error
+//   GET /api/clusters                       aliases, bootstrap servers, sample counts, last error, what the
+//                                           last sample took (ms, Fetch requests for lag in seconds)
 //   GET /api/clusters/:c/overview           brokers, controller, counts
 //   GET /api/clusters/:c/broker-metrics     brokers' metric counters: latest, and the last hour's samples
 //   GET /api/clusters/:c/zookeeper?path=/x   a znode (children, data, stat), read-only
@@ -54,6 +55,7 @@ export function buildRouter(collector: Collector, sessions: Sessions, alerts: Al
         samples: c.samples,
         lastSampleTs: c.latest?.ts ?? null,
         lastError: c.lastError ?? null,
+        lastSample: c.latest ? { tookMs: c.latest.tookMs, timestampReads: c.latest.timestampReads } : null,
         zookeeper: c.config.zookeeperConnect ?? null,
       })),
     )

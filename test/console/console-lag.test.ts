@@ -1,0 +1,170 @@
+// Lag an operator can trust (issue 35), in a real headless Chromium against a real broker and a real
+// `tributary console` process, each number checked against what kcat and `tributary consumer-groups
+// --describe` say at the same moment:
+//   - a partition whose next unconsumed batch is larger than the collector's 16 KiB per-partition fetch
+//     limit, second in its leader's Fetch response, shows its lag in time (not `unknown`), equal to the
+//     record's timestamp as kcat reads it, at the cost of one extra single-partition Fetch;
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { AdminClient } from "../../src/client/admin/admin-client.js";
+import { GroupAdmin } from "../../src/client/admin/group-admin.js";
+import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
+import { BrokerHarness, describeResult, runCommand, waitFor } from "../support/broker-harness.js";
+import { skipUnlessInstalled } from "../support/required-tools.js";
+import { ConsoleHarness, launchChromium } from "./console-harness.js";
+
+const KCAT = "/usr/bin/kcat";
+const skip = skipUnlessInstalled("chromium", "kcat");
+
+const WIDE = "wide";
+const LAGGER = "lagger";
+const HOUR = 3_600_000;
+/** A value larger than the collector's per-partition fetch limit (16 KiB), as the issue saw (20,440 bytes). */
+const BIG_VALUE_BYTES = 20_440;
+
+let broker: BrokerHarness;
+let admin: AdminClient;
+let consoleProc: ConsoleHarness;
+let browser: Browser;
+let page: Page;
+let dir: string;
+
+before(async () => {
+  if (skip) return;
+  broker = await BrokerHarness.start({ name: "console-lag" });
+  admin = new AdminClient({ bootstrapServers: broker.bootstrap });
+  const [created] = await admin.createTopics([{ name: WIDE, numPartitions: 2, replicationFactor: 1 }]);
+  assert.equal(created.error, undefined);
+  const producer = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "0" });
+  const now = Date.now();
+  // Partition 0: small records an hour old — first in the leader's response, it has data, so the
+  // broker's one oversized batch allowance (KIP-74) is used up before partition 1.
+  for (let i = 0; i < 3; i++)
+    await producer.send({ topic: WIDE, partition: 0, value: `small-${i}`, timestamp: now - HOUR + i });
+  // Partition 1: its next unconsumed batch is one 20,440-byte record two hours old, then small ones.
+  await producer.send({
+    topic: WIDE,
+    partition: 1,
+    value: Buffer.alloc(BIG_VALUE_BYTES, "x"),
+    timestamp: now - 2 * HOUR,
+  });
+  for (let i = 0; i < 2; i++)
+    await producer.send({ topic: WIDE, partition: 1, value: `after-${i}`, timestamp: now - HOUR / 2 });
+  await producer.close();
+  const results = await new GroupAdmin(admin.cluster).alterConsumerGroupOffsets(LAGGER, [
+    { topic: WIDE, partition: 0, offset: 0n },
+    { topic: WIDE, partition: 1, offset: 0n },
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.error),
+    [undefined, undefined],
+  );
+  dir = mkdtempSync(join(tmpdir(), "console-lag-"));
+  const config = join(dir, "console.properties");
+  writeFileSync(
+    config,
+    ["console.cluster.alias=local", `local.bootstrap.servers=${broker.bootstrap}`].join("\n"),
+  );
+  consoleProc = await ConsoleHarness.start([
+    "--config",
+    config,
+    "--port",
+    "0",
+    "--sample-interval-ms",
+    "500",
+    "--history-url",
+    `sqlite:${join(dir, "history.db")}`,
+  ]);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await consoleProc?.stop();
+  await admin?.close();
+  await broker?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The record at `offset` of a partition as kcat reads it: timestamp (ms) and payload size. */
+async function kcatRecord(topic: string, partition: number, offset: number) {
+  const r = await runCommand(KCAT, [
+    "-b",
+    broker.bootstrap,
+    "-C",
+    "-q",
+    "-e",
+    "-t",
+    topic,
+    "-p",
+    String(partition),
+    "-o",
+    String(offset),
+    "-c",
+    "1",
+    "-f",
+    "%T %S\\n",
+  ]);
+  assert.equal(r.code, 0, describeResult("kcat -C", r));
+  const [ts, size] = r.stdout.trim().split(" ").map(Number);
+  return { ts, size };
+}
+
+interface PageRow {
+  partition: number;
+  lagMs: string;
+  text: string;
+}
+
+/** The group page's rows, card and sample time, read together (one render). */
+async function readGroupPage(p: Page) {
+  return p.evaluate(() => {
+    const rows = [...document.querySelectorAll("[data-testid=partitions] tbody tr")].map((tr) => ({
+      partition: Number(tr.getAttribute("data-partition")),
+      lagMs: tr.querySelector("td.lag-time")?.getAttribute("data-lag-ms") ?? "",
+      text: tr.querySelector("td.lag-time")?.textContent?.trim() ?? "",
+    }));
+    const card = document.querySelector("[data-testid=max-lag-time]");
+    return {
+      rows,
+      cardMs: card?.getAttribute("data-lag-ms") ?? "",
+      cardText: card?.textContent?.trim() ?? "",
+      sampledAt: Number(document.querySelector("[data-testid=lag-chart]")?.getAttribute("data-sampled-at")),
+    };
+  });
+}
+
+test("a partition whose next batch exceeds the fetch limit, second in its leader's response, shows its lag time", {
+  skip,
+}, async () => {
+  const big = await kcatRecord(WIDE, 1, 0);
+  assert.ok(big.size > 16 * 1024, `the next unconsumed record of ${WIDE}-1 is ${big.size} bytes`);
+  const small = await kcatRecord(WIDE, 0, 0);
+  await page.goto(`${consoleProc.url}/#/c/local/groups/${LAGGER}`);
+  const seen = await waitFor("both partitions' rows", 20_000, async () => {
+    const s = await readGroupPage(page);
+    return s.rows.length === 2 && s.sampledAt > 0 ? s : undefined;
+  });
+  const row = (p: number): PageRow => seen.rows.find((r) => r.partition === p) as PageRow;
+  assert.notEqual(row(1).text, "unknown", `${WIDE}-1's lag time`);
+  // lag in ms = the sample time − the timestamp of the record at the committed offset, exactly.
+  assert.equal(seen.sampledAt - Number(row(1).lagMs), big.ts, `${WIDE}-1: the record's timestamp (kcat %T)`);
+  assert.equal(
+    seen.sampledAt - Number(row(0).lagMs),
+    small.ts,
+    `${WIDE}-0: the record's timestamp (kcat %T)`,
+  );
+  assert.match(row(1).text, /^2h 0m \d+s$/);
+  // The cost: one Fetch for the leader's two partitions, and one more for the partition that did not fit.
+  const [cluster] =
+    await consoleProc.json<
+      Array<{ lastSample: { timestampReads: { requests: number; retries: number } } | null }>
+    >("/api/clusters");
+  assert.deepEqual(cluster.lastSample?.timestampReads, { requests: 2, retries: 1 });
+});
