@@ -4,6 +4,8 @@
 //   - a partition whose next unconsumed batch is larger than the collector's 16 KiB per-partition fetch
 //     limit, second in its leader's Fetch response, shows its lag in time (not `unknown`), equal to the
 //     record's timestamp as kcat reads it, at the cost of one extra single-partition Fetch;
+//   - the group's "oldest unconsumed record" is the oldest over every partition; a partition whose record
+//     cannot be read makes it a lower bound ("≥"), never leaves it out silently (summariseLag).
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,6 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { AdminClient } from "../../src/client/admin/admin-client.js";
 import { GroupAdmin } from "../../src/client/admin/group-admin.js";
 import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
+import { summariseLag } from "../../src/console/collector/sample-cluster.js";
 import { BrokerHarness, describeResult, runCommand, waitFor } from "../support/broker-harness.js";
 import { skipUnlessInstalled } from "../support/required-tools.js";
 import { ConsoleHarness, launchChromium } from "./console-harness.js";
@@ -167,4 +170,30 @@ test("a partition whose next batch exceeds the fetch limit, second in its leader
       Array<{ lastSample: { timestampReads: { requests: number; retries: number } } | null }>
     >("/api/clusters");
   assert.deepEqual(cluster.lastSample?.timestampReads, { requests: 2, retries: 1 });
+});
+
+test("the group's oldest unconsumed record is the oldest over every partition", { skip }, async () => {
+  await page.goto(`${consoleProc.url}/#/c/local/groups/${LAGGER}`);
+  const seen = await waitFor("the group page", 20_000, async () => {
+    const s = await readGroupPage(page);
+    return s.rows.length === 2 && s.cardMs !== "" ? s : undefined;
+  });
+  const oldest = Math.max(...seen.rows.map((r) => Number(r.lagMs)));
+  assert.equal(Number(seen.cardMs), oldest, JSON.stringify(seen));
+  assert.equal(seen.cardText, seen.rows.find((r) => r.partition === 1)?.text);
+  assert.match(seen.cardText, /^2h 0m \d+s$/);
+});
+
+test("a lagging partition whose record cannot be read makes the group's age a lower bound", () => {
+  assert.deepEqual(
+    summariseLag([
+      { lag: 5, lagMs: 241_000 },
+      { lag: 9, lagMs: null },
+      { lag: 0, lagMs: 0 },
+    ]),
+    { totalLag: 14, maxLagMs: 241_000, lagMsUnknown: 1 },
+  );
+  assert.deepEqual(summariseLag([{ lag: 9, lagMs: null }]), { totalLag: 9, maxLagMs: null, lagMsUnknown: 1 });
+  assert.deepEqual(summariseLag([{ lag: 0, lagMs: 0 }]), { totalLag: 0, maxLagMs: 0, lagMsUnknown: 0 });
+  assert.deepEqual(summariseLag([]), { totalLag: 0, maxLagMs: 0, lagMsUnknown: 0 });
 });

@@ -38,6 +38,23 @@ async function partitionOffsets(
   return { offsets, underReplicated, offline };
 }
 
+/**
+ * A group's lag over all its partitions: the total in messages, and the age of its oldest unconsumed
+ * record over every lagging partition. A lagging partition whose record could not be read is counted in
+ * `lagMsUnknown`: `maxLagMs` is then the oldest of the others (a lower bound), null when none is known.
+ */
+export function summariseLag(
+  partitions: readonly Pick<GroupPartitionSnapshot, "lag" | "lagMs">[],
+): Pick<GroupSnapshot, "totalLag" | "maxLagMs" | "lagMsUnknown"> {
+  const lagging = partitions.filter((p) => p.lag > 0);
+  const known = lagging.flatMap((p) => (p.lagMs === null ? [] : [p.lagMs]));
+  return {
+    totalLag: partitions.reduce((s, p) => s + p.lag, 0),
+    maxLagMs: lagging.length === 0 ? 0 : known.length === 0 ? null : Math.max(...known),
+    lagMsUnknown: lagging.length - known.length,
+  };
+}
+
 export async function sampleCluster(
   config: ClusterConfig,
   admin: AdminClient,
@@ -124,7 +141,6 @@ export async function sampleCluster(
       const at = timestamps.get(`${tp(r.topic, r.partition)}@${readAt}`);
       return { ...r, lagMs: at == null || at < 0n ? null : Math.max(0, ts - Number(at)) };
     });
-    const known = partitions.filter((p) => p.lagMs !== null).map((p) => p.lagMs as number);
     return {
       groupId: d.groupId,
       state: d.state,
@@ -138,8 +154,7 @@ export async function sampleCluster(
         assignment: m.assignment,
       })),
       partitions,
-      totalLag: partitions.reduce((s, p) => s + p.lag, 0),
-      maxLagMs: partitions.length === 0 ? 0 : known.length === 0 ? null : Math.max(...known),
+      ...summariseLag(partitions),
       ...(d.error ? { error: d.error.message } : {}),
     };
   });

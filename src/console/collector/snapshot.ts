@@ -30,7 +30,13 @@ export interface GroupSnapshot {
   readonly members: readonly MemberSnapshot[];
   readonly partitions: readonly GroupPartitionSnapshot[];
   readonly totalLag: number;
+  /**
+   * Age in ms of the oldest unconsumed record over every lagging partition (0 without lag); with
+   * `lagMsUnknown` > 0 the oldest of those that could be read (so at least this old); null when none could.
+   */
   readonly maxLagMs: number | null;
+  /** Lagging partitions whose oldest unconsumed record could not be read. */
+  readonly lagMsUnknown: number;
   readonly error?: string;
 }
 

@@ -39,6 +39,7 @@ export function groupList(state: ClusterState) {
       topics: [...new Set(g.partitions.map((p) => p.topic))].sort(),
       totalLag: g.totalLag,
       maxLagMs: g.maxLagMs,
+      lagMsUnknown: g.lagMsUnknown,
     })),
   };
 }

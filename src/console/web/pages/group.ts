@@ -6,7 +6,7 @@
 // dry-run preview) and delete the group.
 
 import { useState } from "preact/hooks";
-import { age, enc, fmt, useApi } from "../api.js";
+import { age, enc, fmt, groupAge, useApi } from "../api.js";
 import { GroupActions } from "../components/group-actions.js";
 import { LagChart, type LagPoint } from "../components/lag-chart.js";
 import { Status } from "../components/layout.js";
@@ -40,6 +40,7 @@ interface GroupDetail {
     }>;
     totalLag: number;
     maxLagMs: number | null;
+    lagMsUnknown: number;
   };
 }
 
@@ -66,7 +67,7 @@ export function GroupPage(props: { cluster: string; group: string }) {
       g &&
       html`<div class="cards">
         <div class="card"><div class="value" data-testid="total-lag">${fmt(g.totalLag)}</div><div class="label">total lag (messages)</div></div>
-        <div class="card"><div class="value" data-testid="max-lag-time" data-lag-ms=${g.maxLagMs ?? ""}>${age(g.maxLagMs)}</div><div class="label">oldest unconsumed record</div></div>
+        <div class="card"><div class="value" data-testid="max-lag-time" data-lag-ms=${g.maxLagMs ?? ""} data-unknown=${g.lagMsUnknown} title=${groupAge(g.maxLagMs, g.lagMsUnknown).title}>${groupAge(g.maxLagMs, g.lagMsUnknown).text}</div><div class="label">oldest unconsumed record (all partitions)</div></div>
         <div class="card"><div class=${`value trend ${data.trend}`} data-testid="trend" data-trend=${data.trend}>${TREND_MARK[data.trend]}</div><div class="label">trend</div></div>
         <div class="card"><div class="value"><span class=${`state ${g.state}`} data-testid="state">${g.state}</span></div><div class="label">state · ${g.protocolType || "no protocol"} · coordinator ${g.coordinator} · ${g.assignor || "no assignor"}</div></div>
       </div>
