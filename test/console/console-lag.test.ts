@@ -5,7 +5,11 @@
 //     limit, second in its leader's Fetch response, shows its lag in time (not `unknown`), equal to the
 //     record's timestamp as kcat reads it, at the cost of one extra single-partition Fetch;
 //   - the group's "oldest unconsumed record" is the oldest over every partition; a partition whose record
-//     cannot be read makes it a lower bound ("≥"), never leaves it out silently (summariseLag).
+//     cannot be read makes it a lower bound ("≥"), never leaves it out silently (summariseLag);
+//   - a group whose member (kcat -G, auto commit off) is assigned partitions it has not committed shows
+//     every assigned partition, "-" for the committed offset as the consumer-groups tool prints it, the
+//     lag counted from the log start offset (said in a legend) and in the total; the trend mark compares
+//     the same partitions, so the partitions appearing do not make it "growing".
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -17,8 +21,16 @@ import { AdminClient } from "../../src/client/admin/admin-client.js";
 import { GroupAdmin } from "../../src/client/admin/group-admin.js";
 import { KafkaProducer } from "../../src/client/producer/kafka-producer.js";
 import { summariseLag } from "../../src/console/collector/sample-cluster.js";
-import { BrokerHarness, describeResult, runCommand, waitFor } from "../support/broker-harness.js";
+import {
+  type BackgroundCommand,
+  BrokerHarness,
+  describeResult,
+  runCommand,
+  startCommand,
+  waitFor,
+} from "../support/broker-harness.js";
 import { skipUnlessInstalled } from "../support/required-tools.js";
+import { runTributary } from "../support/tributary-cli.js";
 import { ConsoleHarness, launchChromium } from "./console-harness.js";
 
 const KCAT = "/usr/bin/kcat";
@@ -196,4 +208,143 @@ test("a lagging partition whose record cannot be read makes the group's age a lo
   assert.deepEqual(summariseLag([{ lag: 9, lagMs: null }]), { totalLag: 9, maxLagMs: null, lagMsUnknown: 1 });
   assert.deepEqual(summariseLag([{ lag: 0, lagMs: 0 }]), { totalLag: 0, maxLagMs: 0, lagMsUnknown: 0 });
   assert.deepEqual(summariseLag([]), { totalLag: 0, maxLagMs: 0, lagMsUnknown: 0 });
+});
+
+/** `consumer-groups --describe --group` rows: TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG … */
+async function describeGroupCli(group: string) {
+  const r = await runTributary([
+    "consumer-groups",
+    "--bootstrap-server",
+    broker.bootstrap,
+    "--describe",
+    "--group",
+    group,
+  ]);
+  assert.equal(r.code, 0, describeResult("consumer-groups --describe", r));
+  const lines = r.stdout.split("\n").filter((l) => l.trim() !== "");
+  const header = lines.findIndex((l) => l.startsWith("GROUP "));
+  assert.ok(header >= 0, r.stdout);
+  return lines.slice(header + 1).map((l) => {
+    const [, topic, partition, current, end, lag, consumerId, host, clientId] = l.trim().split(/\s+/);
+    return { topic, partition: Number(partition), current, end, lag, consumerId, host, clientId };
+  });
+}
+
+test("a member's assigned partitions without a commit are shown with '-' and lag from the log start", {
+  skip,
+}, async () => {
+  const topic = "events";
+  const group = "readers";
+  const [created] = await admin.createTopics([{ name: topic, numPartitions: 4, replicationFactor: 1 }]);
+  assert.equal(created.error, undefined);
+  const producer = new KafkaProducer({ "bootstrap.servers": broker.bootstrap, "linger.ms": "0" });
+  for (const [partition, n] of [5, 6, 7, 8].entries())
+    for (let i = 0; i < n; i++) await producer.send({ topic, partition, value: `e${partition}-${i}` });
+  await producer.close();
+  // Partition 3's log starts at 2: its lag without a commit is 8 − 2 = 6, not 8.
+  const [deleted] = await admin.deleteRecords([{ topic, partition: 3, offset: 2n }]);
+  assert.equal(deleted.error, undefined);
+  const results = await new GroupAdmin(admin.cluster).alterConsumerGroupOffsets(group, [
+    { topic, partition: 0, offset: 2n },
+    { topic, partition: 1, offset: 3n },
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.error),
+    [undefined, undefined],
+  );
+  // A few samples of the group with its two committed partitions only: the trend's earlier end.
+  const page2 = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  let member: BackgroundCommand | undefined;
+  try {
+    await page2.goto(`${consoleProc.url}/#/c/local/groups/${group}`);
+    await waitFor("3 points with 2 partitions", 20_000, async () => {
+      const points = Number(await page2.locator("[data-testid=lag-chart]").getAttribute("data-points"));
+      return points >= 3 && (await page2.locator("[data-testid=partitions] tbody tr").count()) === 2
+        ? true
+        : undefined;
+    });
+    assert.equal(await page2.locator("[data-testid=trend]").getAttribute("data-trend"), "steady");
+    // A real member, assigned all four partitions, that never commits (latest: it reads nothing new).
+    member = startCommand(KCAT, [
+      "-b",
+      broker.bootstrap,
+      "-G",
+      group,
+      "-q",
+      "-X",
+      "enable.auto.commit=false",
+      "-X",
+      "enable.auto.offset.store=false",
+      "-X",
+      "auto.offset.reset=latest",
+      "-X",
+      "client.id=no-commit",
+      topic,
+    ]);
+    // Every render from the one that first shows the four rows must keep the trend steady.
+    const trends = new Set<string>();
+    const seen = await waitFor("4 partitions on the page", 60_000, async () => {
+      const s = await page2.evaluate(() => ({
+        rows: [...document.querySelectorAll("[data-testid=partitions] tbody tr")].map((tr) => ({
+          partition: Number(tr.getAttribute("data-partition")),
+          committed: tr.querySelector("td.committed")?.textContent?.trim() ?? "",
+          end: tr.querySelector("td.log-end")?.textContent?.trim() ?? "",
+          lag: Number(tr.querySelector("td.lag")?.getAttribute("data-lag")),
+          lagTitle: tr.querySelector("td.lag")?.getAttribute("title") ?? "",
+          owner: tr.lastElementChild?.textContent?.trim() ?? "",
+        })),
+        total: document.querySelector("[data-testid=total-lag]")?.textContent?.trim(),
+        trend: document.querySelector("[data-testid=trend]")?.getAttribute("data-trend") ?? "",
+        legend: document.querySelector("[data-testid=no-commit-legend]")?.textContent ?? "",
+      }));
+      if (s.rows.length === 4) trends.add(s.trend);
+      return s.rows.length === 4 && s.rows.every((r) => r.owner.startsWith("no-commit")) ? s : undefined;
+    });
+    const cli = await waitFor("the group stable in consumer-groups --describe", 20_000, async () => {
+      const rows = await describeGroupCli(group);
+      return rows.length === 4 && rows.every((r) => r.clientId === "no-commit") ? rows : undefined;
+    });
+    const starts = [0, 0, 0, 2];
+    let total = 0;
+    for (const c of cli) {
+      const row = seen.rows.find((r) => r.partition === c.partition);
+      assert.ok(row, `partition ${c.partition} on the page`);
+      assert.equal(
+        row.committed,
+        c.current,
+        `partition ${c.partition}: committed offset as the tool prints it`,
+      );
+      assert.equal(row.end, c.end, `partition ${c.partition}: log end offset`);
+      assert.ok(row.owner.includes(c.host), `partition ${c.partition}: owner ${row.owner} on ${c.host}`);
+      if (c.current === "-") {
+        assert.equal(c.lag, "-");
+        assert.equal(
+          row.lag,
+          Number(c.end) - starts[c.partition],
+          `partition ${c.partition}: lag from the log start`,
+        );
+        assert.match(row.lagTitle, /log start offset/);
+      } else assert.equal(row.lag, Number(c.lag), `partition ${c.partition}: lag`);
+      total += row.lag;
+    }
+    assert.deepEqual(
+      cli.map((c) => c.current),
+      ["2", "3", "-", "-"],
+    );
+    assert.equal(seen.total, String(total));
+    assert.equal(total, 3 + 3 + 7 + 6);
+    assert.match(seen.legend, /counts from the log start offset/);
+    // Five more samples with all four partitions: the trend never said growing.
+    const points = Number(await page2.locator("[data-testid=lag-chart]").getAttribute("data-points"));
+    await waitFor("5 more samples", 30_000, async () => {
+      trends.add((await page2.locator("[data-testid=trend]").getAttribute("data-trend")) ?? "");
+      return Number(await page2.locator("[data-testid=lag-chart]").getAttribute("data-points")) >= points + 5
+        ? true
+        : undefined;
+    });
+    assert.deepEqual([...trends], ["steady"], "a partition appearing does not make the lag 'growing'");
+  } finally {
+    await member?.stop("SIGTERM");
+    await page2.close();
+  }
 });

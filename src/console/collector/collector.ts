@@ -47,7 +47,7 @@ export function toHistorySample(s: ClusterSnapshot): Sample {
         group: g.groupId,
         topic: p.topic,
         partition: p.partition,
-        committedOffset: p.committedOffset,
+        committedOffset: p.committedOffset ?? -1,
         logEndOffset: p.logEndOffset,
         lag: p.lag,
         lagMs: p.lagMs,

@@ -1,5 +1,6 @@
 // Takes one sample of a cluster over the Kafka protocol: ListGroups, DescribeGroups, OffsetFetch per
-// group, Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
+// group (each group's rows: its committed partitions and its members' assigned ones, an assigned one
+// without a commit lagging from the log start offset), Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
 // the timestamp of the oldest unconsumed record — at the committed offset, or at the log start offset
 // when that is later (older records were deleted) — for lag in seconds (record-timestamps.ts: one small
 // Fetch per leader, then a Fetch of its own for each partition whose first batch did not fit; the
@@ -84,6 +85,8 @@ export async function sampleCluster(
   );
   const topicNames = new Set(topicList.map((t) => t.name));
   for (const m of committed) for (const k of m.keys()) topicNames.add(parseTpKey(k).topic);
+  for (const d of descriptions)
+    for (const m of d.members) for (const a of m.assignment) topicNames.add(a.topic);
   const { offsets, underReplicated, offline } = await partitionOffsets(admin, [...topicNames].sort());
   const endOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.endOffset]));
   const startOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.startOffset]));
@@ -93,20 +96,31 @@ export async function sampleCluster(
     const owners = new Map<string, string>();
     for (const m of d.members)
       for (const a of m.assignment) owners.set(tp(a.topic, a.partition), `${m.clientId} (${m.host})`);
-    const rows = [...committed[i]].map(([key, c]) => {
+    // Every partition with a committed offset, and every partition a member is assigned (Kafka's
+    // consumer-groups tool lists both; an assigned partition without a commit shows "-").
+    const refs = new Map<string, { topic: string; partition: number; committed: bigint | null }>();
+    for (const [key, c] of committed[i] as Map<string, { offset: bigint }>) {
       const { topic, partition } = parseTpKey(key);
-      const committedOffset = Number(c.offset);
+      if (c.offset >= 0n) refs.set(tp(topic, partition), { topic, partition, committed: c.offset });
+    }
+    for (const m of d.members)
+      for (const a of m.assignment)
+        if (!refs.has(tp(a.topic, a.partition)))
+          refs.set(tp(a.topic, a.partition), { topic: a.topic, partition: a.partition, committed: null });
+    const rows = [...refs.values()].map(({ topic, partition, committed: c }) => {
       const logEndOffset = endOf.get(tp(topic, partition)) ?? -1;
-      const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - committedOffset);
-      // The oldest unconsumed record still in the log: records before the log start are gone.
+      // The oldest unconsumed record still in the log: records before the log start are gone. Without
+      // a commit, the lag is counted from the log start (where auto.offset.reset=earliest reads from).
       const start = BigInt(Math.max(0, startOf.get(tp(topic, partition)) ?? 0));
-      const readAt = c.offset > start ? c.offset : start;
+      const readAt = c !== null && c > start ? c : start;
+      const from = c === null ? Number(start) : Number(c);
+      const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - from);
       if (lag > 0) lagging.push({ topic, partition, offset: readAt });
       return {
         readAt,
         topic,
         partition,
-        committedOffset,
+        committedOffset: c === null ? null : Number(c),
         logEndOffset,
         lag,
         owner: owners.get(tp(topic, partition)) ?? null,

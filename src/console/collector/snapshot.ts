@@ -12,8 +12,10 @@ export interface MemberSnapshot {
 export interface GroupPartitionSnapshot {
   readonly topic: string;
   readonly partition: number;
-  readonly committedOffset: number;
+  /** null: a member is assigned the partition but the group has committed no offset for it. */
+  readonly committedOffset: number | null;
   readonly logEndOffset: number;
+  /** Log end offset − committed offset; without a committed offset, − the log start offset. */
   readonly lag: number;
   /** Age of the record at the committed offset in ms (0 without lag); null when it could not be read. */
   readonly lagMs: number | null;
