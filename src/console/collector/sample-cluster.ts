@@ -1,6 +1,7 @@
 // Takes one sample of a cluster over the Kafka protocol: ListGroups, DescribeGroups, OffsetFetch per
 // group (each group's rows: its committed partitions and its members' assigned ones, an assigned one
-// without a commit lagging from the log start offset), Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
+// without a commit lagging from the log start offset), Metadata of every topic (under-replicated and
+// offline partitions counted over all of them, internal ones included: partition-health.ts), ListOffsets (earliest and latest) for every partition, and for each lagging partition
 // the timestamp of the oldest unconsumed record — at the committed offset, or at the log start offset
 // when that is later (older records were deleted) — for lag in seconds (record-timestamps.ts: one small
 // Fetch per leader, then a Fetch of its own for each partition whose first batch did not fit; the
@@ -8,35 +9,32 @@
 // says where they are.
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
+import type { TopicDescription } from "../../client/admin/admin-types.js";
 import { GroupAdmin, parseTpKey } from "../../client/admin/group-admin.js";
 import { readRecordTimestamps, type TimestampReadStats } from "../../client/admin/record-timestamps.js";
 import type { ClusterConfig } from "../console-config.js";
 import { readBrokerCounters } from "./broker-metrics.js";
+import { partitionHealth } from "./partition-health.js";
 import type { ClusterSnapshot, GroupPartitionSnapshot, GroupSnapshot, PartitionOffsets } from "./snapshot.js";
 
 const tp = (topic: string, partition: number): string => `${topic}-${partition}`;
 
 async function partitionOffsets(
   admin: AdminClient,
-  topics: readonly string[],
-): Promise<{ offsets: PartitionOffsets[]; underReplicated: number; offline: number }> {
-  if (topics.length === 0) return { offsets: [], underReplicated: 0, offline: 0 };
-  const described = await admin.describeTopics(topics);
-  const all = described.flatMap((t) => t.partitions);
-  const underReplicated = all.filter((p) => p.isr.length < p.replicas.length).length;
-  const offline = all.filter((p) => p.leader < 0).length;
+  described: readonly TopicDescription[],
+): Promise<PartitionOffsets[]> {
   const refs = described.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
+  if (refs.length === 0) return [];
   const [earliest, latest] = await Promise.all([
     admin.listOffsets(refs.map((r) => ({ ...r, spec: "earliest" as const }))),
     admin.listOffsets(refs.map((r) => ({ ...r, spec: "latest" as const }))),
   ]);
-  const offsets = refs.map((r, i) => ({
+  return refs.map((r, i) => ({
     topic: r.topic,
     partition: r.partition,
     startOffset: earliest[i].error ? -1 : Number(earliest[i].offset),
     endOffset: latest[i].error ? -1 : Number(latest[i].offset),
   }));
-  return { offsets, underReplicated, offline };
 }
 
 /**
@@ -67,7 +65,7 @@ export async function sampleCluster(
   const [cluster, listing, topicList] = await Promise.all([
     admin.describeCluster(),
     groupAdmin.listGroups(),
-    admin.listTopics({ listInternal: false }),
+    admin.listTopics({ listInternal: true }),
   ]);
   const metricsUrl = (b: { id: number; host: string }): string | undefined =>
     config.metricsUrls?.[b.id] ??
@@ -83,11 +81,18 @@ export async function sampleCluster(
   const committed = await Promise.all(
     groupIds.map((g) => groupAdmin.listConsumerGroupOffsets(g).catch(() => new Map())),
   );
-  const topicNames = new Set(topicList.map((t) => t.name));
+  // Offsets of the user topics and of any topic a group uses; partition health over every topic.
+  const topicNames = new Set(topicList.filter((t) => !t.isInternal).map((t) => t.name));
   for (const m of committed) for (const k of m.keys()) topicNames.add(parseTpKey(k).topic);
   for (const d of descriptions)
     for (const m of d.members) for (const a of m.assignment) topicNames.add(a.topic);
-  const { offsets, underReplicated, offline } = await partitionOffsets(admin, [...topicNames].sort());
+  const all = new Set([...topicList.map((t) => t.name), ...topicNames]);
+  const described = await admin.describeTopics([...all].sort());
+  const { underReplicated, offline } = partitionHealth(described);
+  const offsets = await partitionOffsets(
+    admin,
+    described.filter((t) => topicNames.has(t.name)),
+  );
   const endOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.endOffset]));
   const startOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.startOffset]));
 

@@ -61,7 +61,7 @@ export interface ClusterSnapshot {
   readonly brokers: number;
   /** Ids of the brokers the cluster describes. */
   readonly brokerIds: readonly number[];
-  /** Partitions (of the topics sampled) with fewer in-sync replicas than replicas, and without a leader. */
+  /** Partitions of every topic (internal ones too) with fewer in-sync replicas than replicas, and without a leader. */
   readonly underReplicated: number;
   readonly offline: number;
   /** Counters read from each broker's /metrics; empty when no metrics endpoint is configured. */
