@@ -141,7 +141,8 @@ export class Collector extends EventEmitter {
     const t = this.timer;
     this.timer = undefined;
     if (t) clearTimeout(t);
-    await this.running?.catch(() => {});
+    // Closing the clients first ends a sample still waiting on a cluster that does not answer.
     await Promise.all([...this.clusters.values()].map((c) => c.admin.close().catch(() => {})));
+    await this.running?.catch(() => {});
   }
 }
