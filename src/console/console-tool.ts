@@ -53,7 +53,7 @@ export const CONSOLE_SPEC: ToolSpec = {
     },
     {
       name: "sample-interval-ms",
-      description: "How often the collector samples (console.sample.interval.ms, default 30000).",
+      description: "How often the collector samples (console.sample.interval.ms, default 5000).",
       arg: { type: "Integer", describedAs: "ms" },
     },
     {

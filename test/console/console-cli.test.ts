@@ -52,6 +52,7 @@ test("a JSON config file and a jdbc:mysql URL", () => {
   );
   const c = buildConfig(loadConfigFile(file), dir);
   assert.equal(c.port, 0);
+  assert.equal(c.sampleIntervalMs, 5000, "the default: charts show something within seconds");
   assert.equal(c.historyUrl, "mysql://u:p@db:3306/efak");
 });
 
