@@ -106,11 +106,13 @@ export function GroupPage(props: { cluster: string; group: string }) {
       ${
         g.members.length === 0
           ? html`<p class="muted">No active members.</p>`
-          : html`<div class="table-wrap"><table>
+          : html`<div class="table-wrap"><table data-testid="members">
             <thead><tr><th>Client id</th><th>Host</th><th>Member id</th><th>Partitions</th></tr></thead>
             <tbody>${g.members.map(
-              (m) => html`<tr><td>${m.clientId}</td><td>${m.host}</td><td class="mono">${m.memberId}</td>
-                <td>${m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ")}</td></tr>`,
+              (
+                m,
+              ) => html`<tr data-member=${m.memberId}><td>${m.clientId}</td><td>${m.host}</td><td class="mono wrap">${m.memberId}</td>
+                <td class="wrap assignment">${m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ")}</td></tr>`,
             )}</tbody></table></div>`
       }
       <p class="muted">Sampled at ${new Date(data.sampledAt).toLocaleTimeString()}</p>`
