@@ -7,7 +7,7 @@
 //   prod.zookeeper.connect=zk1:2181/kafka      (optional: the ZooKeeper browser)
 //   prod.metrics.port=9404 | prod.metrics.urls=0=http://h:9404/metrics,…   (optional: broker metrics)
 //   console.listen.host=127.0.0.1              console.port=8048
-//   console.sample.interval.ms=30000           console.history.url=sqlite:console-history.db | mysql://u:p@h/db
+//   console.sample.interval.ms=5000            console.history.url=sqlite:console-history.db | mysql://u:p@h/db
 //   console.history.retention.days=7
 
 import { readFileSync } from "node:fs";
@@ -41,7 +41,9 @@ export interface ConsoleConfig {
 export const DEFAULTS = {
   host: "127.0.0.1",
   port: 8048,
-  sampleIntervalMs: 30_000,
+  // Charts show a line within seconds; a round costs a broker ~16 ms of CPU with 2 groups, ~66 ms with
+  // 100 (0.3 % and 1.3 % of a core at 5 s: docs/benchmarks.md, test/console/sample-cost.bench.ts).
+  sampleIntervalMs: 5_000,
   retentionDays: 7,
   historyFile: "console-history.db",
 } as const;

@@ -1,13 +1,15 @@
 // `tributary console`: the web console as its own process (EFAK's `ke.sh start`). Reads the config
-// file and flags (console-config.ts), its users (auth/users.ts) and alert rules (alerts/), opens the history store, starts the
-// collector and the HTTP server, prints "Console listening on http://HOST:PORT/", and stops cleanly on SIGINT/SIGTERM.
+// file and flags (console-config.ts; `--override key=value` sets any key), its users (auth/users.ts, and
+// the users file with its first-run admin, auth/first-run.ts) and alert rules (alerts/), opens the
+// history store, starts the collector and the HTTP server, prints "Console listening on
+// http://HOST:PORT/" (and on a first run the admin's password, once), and stops cleanly on SIGINT/SIGTERM.
 
 import { type ParsedArgs, runTool, type ToolSpec, UsageError } from "../cli/args.js";
 import { AlertManager } from "./alerts/alert-manager.js";
 import { type AlertRule, alertRulesFrom } from "./alerts/alert-rules.js";
+import { completeFirstRun, setUpUsers, USERS_FILE_KEY, type UsersSetup } from "./auth/first-run.js";
 import { hashPassword } from "./auth/passwords.js";
 import { Sessions } from "./auth/sessions.js";
-import { usersFrom } from "./auth/users.js";
 import { Collector } from "./collector/collector.js";
 import { buildConfig, ConfigError, checkBootstrap, configBaseDir, loadConfigFile } from "./console-config.js";
 import { openHistory } from "./history/open-history.js";
@@ -51,7 +53,7 @@ export const CONSOLE_SPEC: ToolSpec = {
     },
     {
       name: "sample-interval-ms",
-      description: "How often the collector samples (console.sample.interval.ms, default 30000).",
+      description: "How often the collector samples (console.sample.interval.ms, default 5000).",
       arg: { type: "Integer", describedAs: "ms" },
     },
     {
@@ -59,6 +61,18 @@ export const CONSOLE_SPEC: ToolSpec = {
       description:
         "sqlite:<file> (default console-history.db beside the config) or mysql://user:pass@host:port/db.",
       arg: { type: "String", describedAs: "url" },
+    },
+    {
+      name: "users-file",
+      description:
+        "Console users file (console.users.file, default console-users.properties beside the config); '' for none. Created with a first-run admin when no user is configured.",
+      arg: { type: "String", describedAs: "file" },
+    },
+    {
+      name: "override",
+      description:
+        "Any console setting as key=value, on top of the config file (e.g. local.metrics.urls=0=http://h:9404/metrics); repeat for more.",
+      arg: { type: "String", describedAs: "key=value" },
     },
     {
       name: "hash-password",
@@ -91,6 +105,11 @@ function settings(args: ParsedArgs): Record<string, string> {
     add(c.slice(0, eq).trim(), c.slice(eq + 1), `--cluster ${c.slice(0, eq)}`);
   }
   if (aliases.length > 0) props["console.cluster.alias"] = aliases.join(",");
+  for (const o of args.values("override")) {
+    const eq = o.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--override '${o}': expected key=value`);
+    props[o.slice(0, eq).trim()] = o.slice(eq + 1);
+  }
   const flag = (name: string, key: string): void => {
     const v = args.value(name);
     if (v !== undefined) props[key] = v;
@@ -100,6 +119,7 @@ function settings(args: ParsedArgs): Record<string, string> {
   flag("sample-interval-ms", "console.sample.interval.ms");
   flag("history-url", "console.history.url");
   flag("retention-days", "console.history.retention.days");
+  flag("users-file", USERS_FILE_KEY);
   return props;
 }
 
@@ -121,10 +141,12 @@ export async function runConsole(argv: string[]): Promise<number> {
       let config: ReturnType<typeof buildConfig>;
       let sessions: Sessions;
       let rules: AlertRule[];
+      let users: UsersSetup;
       try {
         const props = settings(args);
         config = buildConfig(props, configBaseDir(args.value("config")));
-        sessions = new Sessions(usersFrom(props));
+        users = await setUpUsers(props, configBaseDir(args.value("config")));
+        sessions = new Sessions(users.users);
         rules = alertRulesFrom(
           props,
           config.clusters.map((c) => c.alias),
@@ -152,14 +174,17 @@ export async function runConsole(argv: string[]): Promise<number> {
         },
       );
       collector.start();
+      // Listening for the signals before saying it listens: a SIGTERM sent on that line must stop it cleanly.
+      const stopped = new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
       const clusters = config.clusters.map((c) => `${c.alias}=${c.bootstrapServers}`).join(" ");
       process.stdout.write(
         `Console listening on ${urlOf(server)}/ (clusters: ${clusters}; history: ${history.description})\n`,
       );
-      await new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
-      });
+      process.stdout.write(completeFirstRun(users, urlOf(server)));
+      await stopped;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await collector.close();

@@ -76,6 +76,8 @@ try {
     "30000",
     "--history-url",
     `sqlite:${join(dir, "console.db")}`,
+    "--users-file",
+    join(dir, "console-users.properties"),
   ]);
   const browser = await launchChromium();
   try {

@@ -206,6 +206,7 @@ function snapshot(over: Partial<ClusterSnapshot>): ClusterSnapshot {
     underReplicated: 0,
     offline: 0,
     brokerCounters: [],
+    timestampReads: { requests: 0, retries: 0 },
     groups: [],
     offsets: [],
     ...over,

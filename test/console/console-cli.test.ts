@@ -52,6 +52,7 @@ test("a JSON config file and a jdbc:mysql URL", () => {
   );
   const c = buildConfig(loadConfigFile(file), dir);
   assert.equal(c.port, 0);
+  assert.equal(c.sampleIntervalMs, 5000, "the default: charts show something within seconds");
   assert.equal(c.historyUrl, "mysql://u:p@db:3306/efak");
 });
 
@@ -128,8 +129,9 @@ for (const [args, expected] of [
   });
 }
 
-test("replica skew: the share of a topic's brokers holding more than an even spread", () => {
-  assert.equal(replicaSkew([1, 2, 3, 1, 2, 3], 3), 0);
-  assert.equal(replicaSkew([1, 1, 1, 2], 3), 50, "broker 1 holds 3 where 2 would be even");
-  assert.equal(replicaSkew([], 3), 0);
+test("replica skew: the share of a topic's brokers holding more than an even spread over them", () => {
+  assert.equal(replicaSkew([1, 2, 3, 1, 2, 3]), 0);
+  assert.equal(replicaSkew([1, 1, 1, 2]), 50, "broker 1 holds 3 where 2 would be even");
+  assert.equal(replicaSkew([0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]), 0, "even over 3 brokers, a 4th holds none");
+  assert.equal(replicaSkew([]), 0);
 });

@@ -122,6 +122,14 @@ function historyTests(name: string, url: () => Promise<string>): void {
         `partition ${partition} lag`,
       );
     }
+    // The rows of two sample times, per partition (the group page's like-with-like trend).
+    const ends = [points[0].ts, points[points.length - 1].ts];
+    assert.deepEqual(
+      await store.groupLagByPartition(alias, GROUP, ends),
+      ends.flatMap((ts) =>
+        END.map((end, partition) => ({ ts, topic: TOPIC, partition, lag: end - COMMITTED[partition] })),
+      ),
+    );
     const counters = await store.brokerSamples(alias, 0);
     assert.equal(counters.length, samples, "broker 0's counters once per sample");
     // The records produced, and the two committed offsets appended to __consumer_offsets (all-topics

@@ -2,7 +2,10 @@
 // maxWaitMs 0, read_uncommitted, `partitionMaxBytes` a partition (the broker still returns a first batch
 // larger than that whole, KIP-74) — decoded into records. For tools that look at a few records (the
 // console's lag in seconds and message browser), not for consuming: no fetch session, no positions.
-// A partition without a leader, or whose leader fails, is answered with its error code.
+// A partition without a leader, or whose leader fails, is answered with its error code. Each answer also
+// says where the next read would start (after the last whole batch returned) and, when the bytes end in a
+// batch cut short (Kafka returns part of an oversized batch for a partition that is not the first of its
+// response; Tributary returns none), how large that batch is — what a caller needs to read it alone.
 
 import { Apis } from "../../protocol/generated/api-table.js";
 import { ErrorCode } from "../../protocol/generated/errors.js";
@@ -25,6 +28,25 @@ export interface FetchedPartition {
   readonly records: DecodedRecord[];
   readonly highWatermark: bigint;
   readonly logStartOffset: bigint;
+  /** The offset after the last whole batch returned (control batches included); undefined with none. */
+  readonly nextOffset?: bigint;
+  /** Bytes of a batch the answer holds only part of (its header says its length); undefined without one. */
+  readonly truncatedBatchBytes?: number;
+}
+
+/** LOG_OVERHEAD: a batch's (or legacy entry's) offset and length fields, before its `length` bytes. */
+const LOG_OVERHEAD = 12;
+
+/** The size of the first batch in `records` that does not end within it, or undefined. */
+export function truncatedBatchBytes(records: Buffer): number | undefined {
+  let pos = 0;
+  while (pos + LOG_OVERHEAD <= records.length) {
+    const size = LOG_OVERHEAD + records.readInt32BE(pos + 8);
+    if (size <= LOG_OVERHEAD) return undefined;
+    if (pos + size > records.length) return size;
+    pos += size;
+  }
+  return undefined;
 }
 
 export function refKey(topic: string, partition: number): string {
@@ -107,6 +129,10 @@ export async function fetchOnce(
               p.errorCode === ErrorCode.NONE && p.records
                 ? decodeRecordBatches(p.records, { allowIncompleteTail: true })
                 : [];
+            const last = batches[batches.length - 1]?.header;
+            const nextOffset = last ? last.baseOffset + BigInt(last.lastOffsetDelta) + 1n : undefined;
+            const cut =
+              p.errorCode === ErrorCode.NONE && p.records ? truncatedBatchBytes(p.records) : undefined;
             out.set(k, {
               errorCode: p.errorCode,
               records: batches
@@ -114,6 +140,8 @@ export async function fetchOnce(
                 .flatMap((b) => b.records.filter((r) => r.offset >= offset)),
               highWatermark: p.highWatermark,
               logStartOffset: p.logStartOffset,
+              ...(nextOffset !== undefined ? { nextOffset } : {}),
+              ...(cut !== undefined ? { truncatedBatchBytes: cut } : {}),
             });
           }
       } catch (e) {

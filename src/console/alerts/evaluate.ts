@@ -60,7 +60,7 @@ export function evaluate(
       out.push({
         subject: `group ${g.groupId}`,
         value: s,
-        message: `group ${g.groupId}'s oldest unconsumed record is ${s} s old (threshold ${rule.threshold})`,
+        message: `group ${g.groupId}'s oldest unconsumed record is ${g.lagMsUnknown > 0 ? "at least " : ""}${s} s old (threshold ${rule.threshold})`,
       });
     }
   }

@@ -47,7 +47,7 @@ export function toHistorySample(s: ClusterSnapshot): Sample {
         group: g.groupId,
         topic: p.topic,
         partition: p.partition,
-        committedOffset: p.committedOffset,
+        committedOffset: p.committedOffset ?? -1,
         logEndOffset: p.logEndOffset,
         lag: p.lag,
         lagMs: p.lagMs,
@@ -141,7 +141,8 @@ export class Collector extends EventEmitter {
     const t = this.timer;
     this.timer = undefined;
     if (t) clearTimeout(t);
-    await this.running?.catch(() => {});
+    // Closing the clients first ends a sample still waiting on a cluster that does not answer.
     await Promise.all([...this.clusters.values()].map((c) => c.admin.close().catch(() => {})));
+    await this.running?.catch(() => {});
   }
 }

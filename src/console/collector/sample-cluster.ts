@@ -1,38 +1,57 @@
 // Takes one sample of a cluster over the Kafka protocol: ListGroups, DescribeGroups, OffsetFetch per
-// group, Metadata, ListOffsets (earliest and latest) for every partition, and for each lagging partition
-// the timestamp of the record at the committed offset (one small Fetch per leader) for lag in seconds;
-// and each broker's /metrics counters when the cluster's config says where they are.
+// group (each group's rows: its committed partitions and its members' assigned ones, an assigned one
+// without a commit lagging from the log start offset), Metadata of every topic (under-replicated and
+// offline partitions counted over all of them, internal ones included: partition-health.ts), ListOffsets (earliest and latest) for every partition, and for each lagging partition
+// the timestamp of the oldest unconsumed record — at the committed offset, or at the log start offset
+// when that is later (older records were deleted) — for lag in seconds (record-timestamps.ts: one small
+// Fetch per leader, then a Fetch of its own for each partition whose first batch did not fit; the
+// requests are counted in the snapshot); and each broker's /metrics counters when the cluster's config
+// says where they are.
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
+import type { TopicDescription } from "../../client/admin/admin-types.js";
 import { GroupAdmin, parseTpKey } from "../../client/admin/group-admin.js";
-import { readRecordTimestamps } from "../../client/admin/record-timestamps.js";
+import { readRecordTimestamps, type TimestampReadStats } from "../../client/admin/record-timestamps.js";
 import type { ClusterConfig } from "../console-config.js";
 import { readBrokerCounters } from "./broker-metrics.js";
+import { partitionHealth } from "./partition-health.js";
 import type { ClusterSnapshot, GroupPartitionSnapshot, GroupSnapshot, PartitionOffsets } from "./snapshot.js";
 
 const tp = (topic: string, partition: number): string => `${topic}-${partition}`;
 
 async function partitionOffsets(
   admin: AdminClient,
-  topics: readonly string[],
-): Promise<{ offsets: PartitionOffsets[]; underReplicated: number; offline: number }> {
-  if (topics.length === 0) return { offsets: [], underReplicated: 0, offline: 0 };
-  const described = await admin.describeTopics(topics);
-  const all = described.flatMap((t) => t.partitions);
-  const underReplicated = all.filter((p) => p.isr.length < p.replicas.length).length;
-  const offline = all.filter((p) => p.leader < 0).length;
+  described: readonly TopicDescription[],
+): Promise<PartitionOffsets[]> {
   const refs = described.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
+  if (refs.length === 0) return [];
   const [earliest, latest] = await Promise.all([
     admin.listOffsets(refs.map((r) => ({ ...r, spec: "earliest" as const }))),
     admin.listOffsets(refs.map((r) => ({ ...r, spec: "latest" as const }))),
   ]);
-  const offsets = refs.map((r, i) => ({
+  return refs.map((r, i) => ({
     topic: r.topic,
     partition: r.partition,
     startOffset: earliest[i].error ? -1 : Number(earliest[i].offset),
     endOffset: latest[i].error ? -1 : Number(latest[i].offset),
   }));
-  return { offsets, underReplicated, offline };
+}
+
+/**
+ * A group's lag over all its partitions: the total in messages, and the age of its oldest unconsumed
+ * record over every lagging partition. A lagging partition whose record could not be read is counted in
+ * `lagMsUnknown`: `maxLagMs` is then the oldest of the others (a lower bound), null when none is known.
+ */
+export function summariseLag(
+  partitions: readonly Pick<GroupPartitionSnapshot, "lag" | "lagMs">[],
+): Pick<GroupSnapshot, "totalLag" | "maxLagMs" | "lagMsUnknown"> {
+  const lagging = partitions.filter((p) => p.lag > 0);
+  const known = lagging.flatMap((p) => (p.lagMs === null ? [] : [p.lagMs]));
+  return {
+    totalLag: partitions.reduce((s, p) => s + p.lag, 0),
+    maxLagMs: lagging.length === 0 ? 0 : known.length === 0 ? null : Math.max(...known),
+    lagMsUnknown: lagging.length - known.length,
+  };
 }
 
 export async function sampleCluster(
@@ -46,7 +65,7 @@ export async function sampleCluster(
   const [cluster, listing, topicList] = await Promise.all([
     admin.describeCluster(),
     groupAdmin.listGroups(),
-    admin.listTopics({ listInternal: false }),
+    admin.listTopics({ listInternal: true }),
   ]);
   const metricsUrl = (b: { id: number; host: string }): string | undefined =>
     config.metricsUrls?.[b.id] ??
@@ -62,26 +81,51 @@ export async function sampleCluster(
   const committed = await Promise.all(
     groupIds.map((g) => groupAdmin.listConsumerGroupOffsets(g).catch(() => new Map())),
   );
-  const topicNames = new Set(topicList.map((t) => t.name));
+  // Offsets of the user topics and of any topic a group uses; partition health over every topic.
+  const topicNames = new Set(topicList.filter((t) => !t.isInternal).map((t) => t.name));
   for (const m of committed) for (const k of m.keys()) topicNames.add(parseTpKey(k).topic);
-  const { offsets, underReplicated, offline } = await partitionOffsets(admin, [...topicNames].sort());
+  for (const d of descriptions)
+    for (const m of d.members) for (const a of m.assignment) topicNames.add(a.topic);
+  const all = new Set([...topicList.map((t) => t.name), ...topicNames]);
+  const described = await admin.describeTopics([...all].sort());
+  const { underReplicated, offline } = partitionHealth(described);
+  const offsets = await partitionOffsets(
+    admin,
+    described.filter((t) => topicNames.has(t.name)),
+  );
   const endOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.endOffset]));
+  const startOf = new Map(offsets.map((o) => [tp(o.topic, o.partition), o.startOffset]));
 
   const lagging: Array<{ topic: string; partition: number; offset: bigint }> = [];
   const drafts = descriptions.map((d, i) => {
     const owners = new Map<string, string>();
     for (const m of d.members)
       for (const a of m.assignment) owners.set(tp(a.topic, a.partition), `${m.clientId} (${m.host})`);
-    const rows = [...committed[i]].map(([key, c]) => {
+    // Every partition with a committed offset, and every partition a member is assigned (Kafka's
+    // consumer-groups tool lists both; an assigned partition without a commit shows "-").
+    const refs = new Map<string, { topic: string; partition: number; committed: bigint | null }>();
+    for (const [key, c] of committed[i] as Map<string, { offset: bigint }>) {
       const { topic, partition } = parseTpKey(key);
-      const committedOffset = Number(c.offset);
+      if (c.offset >= 0n) refs.set(tp(topic, partition), { topic, partition, committed: c.offset });
+    }
+    for (const m of d.members)
+      for (const a of m.assignment)
+        if (!refs.has(tp(a.topic, a.partition)))
+          refs.set(tp(a.topic, a.partition), { topic: a.topic, partition: a.partition, committed: null });
+    const rows = [...refs.values()].map(({ topic, partition, committed: c }) => {
       const logEndOffset = endOf.get(tp(topic, partition)) ?? -1;
-      const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - committedOffset);
-      if (lag > 0) lagging.push({ topic, partition, offset: c.offset });
+      // The oldest unconsumed record still in the log: records before the log start are gone. Without
+      // a commit, the lag is counted from the log start (where auto.offset.reset=earliest reads from).
+      const start = BigInt(Math.max(0, startOf.get(tp(topic, partition)) ?? 0));
+      const readAt = c !== null && c > start ? c : start;
+      const from = c === null ? Number(start) : Number(c);
+      const lag = logEndOffset < 0 ? 0 : Math.max(0, logEndOffset - from);
+      if (lag > 0) lagging.push({ topic, partition, offset: readAt });
       return {
+        readAt,
         topic,
         partition,
-        committedOffset,
+        committedOffset: c === null ? null : Number(c),
         logEndOffset,
         lag,
         owner: owners.get(tp(topic, partition)) ?? null,
@@ -93,6 +137,7 @@ export async function sampleCluster(
 
   const unique = new Map(lagging.map((l) => [`${tp(l.topic, l.partition)}@${l.offset}`, l]));
   const timestamps = new Map<string, bigint | null>();
+  const timestampReads: TimestampReadStats = { requests: 0, retries: 0 };
   // One Fetch per leader per distinct committed offset set: groups at the same offset share the read.
   const byOffset = [...unique.values()];
   for (let i = 0; i < byOffset.length; ) {
@@ -102,7 +147,7 @@ export async function sampleCluster(
       seen.add(tp(byOffset[i].topic, byOffset[i].partition));
       batch.push(byOffset[i++]);
     }
-    const read = await readRecordTimestamps(admin.cluster, batch);
+    const read = await readRecordTimestamps(admin.cluster, batch, undefined, timestampReads);
     for (const b of batch)
       timestamps.set(`${tp(b.topic, b.partition)}@${b.offset}`, read.get(tp(b.topic, b.partition)) ?? null);
   }
@@ -110,12 +155,11 @@ export async function sampleCluster(
   const ts = now();
 
   const groups = drafts.map(({ d, rows }): GroupSnapshot => {
-    const partitions = rows.map((r): GroupPartitionSnapshot => {
+    const partitions = rows.map(({ readAt, ...r }): GroupPartitionSnapshot => {
       if (r.lag === 0) return { ...r, lagMs: 0 };
-      const at = timestamps.get(`${tp(r.topic, r.partition)}@${r.committedOffset}`);
+      const at = timestamps.get(`${tp(r.topic, r.partition)}@${readAt}`);
       return { ...r, lagMs: at == null || at < 0n ? null : Math.max(0, ts - Number(at)) };
     });
-    const known = partitions.filter((p) => p.lagMs !== null).map((p) => p.lagMs as number);
     return {
       groupId: d.groupId,
       state: d.state,
@@ -129,8 +173,7 @@ export async function sampleCluster(
         assignment: m.assignment,
       })),
       partitions,
-      totalLag: partitions.reduce((s, p) => s + p.lag, 0),
-      maxLagMs: partitions.length === 0 ? 0 : known.length === 0 ? null : Math.max(...known),
+      ...summariseLag(partitions),
       ...(d.error ? { error: d.error.message } : {}),
     };
   });
@@ -143,6 +186,7 @@ export async function sampleCluster(
     underReplicated,
     offline,
     brokerCounters,
+    timestampReads,
     groups,
     offsets,
   };

@@ -12,8 +12,10 @@ export interface MemberSnapshot {
 export interface GroupPartitionSnapshot {
   readonly topic: string;
   readonly partition: number;
-  readonly committedOffset: number;
+  /** null: a member is assigned the partition but the group has committed no offset for it. */
+  readonly committedOffset: number | null;
   readonly logEndOffset: number;
+  /** Log end offset − committed offset; without a committed offset, − the log start offset. */
   readonly lag: number;
   /** Age of the record at the committed offset in ms (0 without lag); null when it could not be read. */
   readonly lagMs: number | null;
@@ -30,7 +32,13 @@ export interface GroupSnapshot {
   readonly members: readonly MemberSnapshot[];
   readonly partitions: readonly GroupPartitionSnapshot[];
   readonly totalLag: number;
+  /**
+   * Age in ms of the oldest unconsumed record over every lagging partition (0 without lag); with
+   * `lagMsUnknown` > 0 the oldest of those that could be read (so at least this old); null when none could.
+   */
   readonly maxLagMs: number | null;
+  /** Lagging partitions whose oldest unconsumed record could not be read. */
+  readonly lagMsUnknown: number;
   readonly error?: string;
 }
 
@@ -53,11 +61,13 @@ export interface ClusterSnapshot {
   readonly brokers: number;
   /** Ids of the brokers the cluster describes. */
   readonly brokerIds: readonly number[];
-  /** Partitions (of the topics sampled) with fewer in-sync replicas than replicas, and without a leader. */
+  /** Partitions of every topic (internal ones too) with fewer in-sync replicas than replicas, and without a leader. */
   readonly underReplicated: number;
   readonly offline: number;
   /** Counters read from each broker's /metrics; empty when no metrics endpoint is configured. */
   readonly brokerCounters: readonly BrokerCounters[];
+  /** Fetch requests made for lag in seconds: one per leader, plus `retries` single-partition reads. */
+  readonly timestampReads: { readonly requests: number; readonly retries: number };
   readonly groups: readonly GroupSnapshot[];
   readonly offsets: readonly PartitionOffsets[];
 }

@@ -9,6 +9,7 @@ export interface GroupPartitionSample {
   readonly group: string;
   readonly topic: string;
   readonly partition: number;
+  /** -1: no committed offset (the lag then counts from the log start offset). */
   readonly committedOffset: number;
   readonly logEndOffset: number;
   readonly lag: number;
@@ -52,6 +53,14 @@ export interface LagPoint {
   readonly lag: number;
   /** The largest partition lag in ms at that time; null when unknown. */
   readonly lagMs: number | null;
+}
+
+/** One partition's lag at one sample time. */
+export interface PartitionLagRow {
+  readonly ts: number;
+  readonly topic: string;
+  readonly partition: number;
+  readonly lag: number;
 }
 
 /** One point of a topic's size over time. */
@@ -109,6 +118,8 @@ export interface HistoryStore {
     partition: number,
     sinceTs: number,
   ): Promise<LagPoint[]>;
+  /** The group's lag per partition at each of the given sample times (for a like-with-like trend). */
+  groupLagByPartition(cluster: string, group: string, times: readonly number[]): Promise<PartitionLagRow[]>;
   /** A topic's end offsets (summed over partitions) and log size per sample time since `sinceTs`. */
   topicSizes(cluster: string, topic: string, sinceTs: number): Promise<TopicPoint[]>;
   audit(entry: AuditEntry): Promise<void>;

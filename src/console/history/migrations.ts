@@ -112,6 +112,10 @@ export const INSERT_TOPIC_SAMPLE =
 export const PARTITION_LAG_QUERY = `SELECT ts, lag, lag_ms FROM group_partition_samples
   WHERE cluster = ? AND group_id = ? AND topic = ? AND partition_id = ? AND ts >= ? ORDER BY ts`;
 
+/** The rows of one group at up to two sample times (the ends of the trend window). */
+export const GROUP_LAG_BY_PARTITION_QUERY = `SELECT ts, topic, partition_id, lag FROM group_partition_samples
+  WHERE cluster = ? AND group_id = ? AND ts IN (?, ?) ORDER BY ts, topic, partition_id`;
+
 export const TOPIC_SIZES_QUERY = `SELECT ts, log_size, end_offset_sum FROM topic_samples
   WHERE cluster = ? AND topic = ? AND ts >= ? ORDER BY ts`;
 

@@ -10,6 +10,7 @@ import type {
   BrokerPoint,
   HistoryStore,
   LagPoint,
+  PartitionLagRow,
   Sample,
   TopicPoint,
 } from "./history-store.js";
@@ -17,6 +18,7 @@ import {
   ALERT_EVENTS_QUERY,
   AUDIT_QUERY,
   BROKER_SAMPLES_QUERY,
+  GROUP_LAG_BY_PARTITION_QUERY,
   GROUP_LAG_QUERY,
   INSERT_ALERT_EVENT,
   INSERT_AUDIT,
@@ -64,6 +66,21 @@ export abstract class SqlHistory implements HistoryStore {
       lag: num(r.lag),
       lagMs: numOrNull(r.lag_ms),
     }));
+  }
+
+  async groupLagByPartition(
+    cluster: string,
+    group: string,
+    times: readonly number[],
+  ): Promise<PartitionLagRow[]> {
+    const out: PartitionLagRow[] = [];
+    for (let i = 0; i < times.length; i += 2) {
+      const pair = [times[i], times[i + 1] ?? times[i]];
+      const rows = await this.rows(GROUP_LAG_BY_PARTITION_QUERY, [cluster, group, ...pair]);
+      for (const r of rows)
+        out.push({ ts: num(r.ts), topic: String(r.topic), partition: num(r.partition_id), lag: num(r.lag) });
+    }
+    return out;
   }
 
   async topicSizes(cluster: string, topic: string, sinceTs: number): Promise<TopicPoint[]> {

@@ -31,7 +31,10 @@ export function addActionRoutes(router: Router, collector: Collector, sessions: 
   const admin = (req: IncomingMessage): ConsoleUser => {
     const user = sessions.userOf(req);
     if (!sessions.enabled)
-      throw new HttpError(403, "actions need a login: no console users are configured (docs/console.md)");
+      throw new HttpError(
+        403,
+        "actions need a login: no console users are configured; add console.user.<name>.password=<hash from `tributary console --hash-password`> and .role=admin, restart, and log in (docs/console.md)",
+      );
     if (!user) throw new HttpError(401, "log in as an admin to act");
     if (user.role !== "admin") throw new HttpError(403, `user '${user.name}' is read-only`);
     return user;

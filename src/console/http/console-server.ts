@@ -2,9 +2,11 @@
 // tests share, the Server-Sent Events stream, and /metrics. Routes:
 //   GET /                                   page shell (the front end routes by #hash)
 //   GET /static/app.js | app.css            the esbuild bundle
-//   GET /api/clusters                       aliases, bootstrap servers, sample counts, last error
+//   GET /api/clusters                       aliases, bootstrap servers, sample counts, last error, what the
+//                                           last sample took (ms, Fetch requests for lag in seconds)
 //   GET /api/clusters/:c/overview           brokers, controller, counts
-//   GET /api/clusters/:c/broker-metrics     brokers' metric counters: latest, and the last hour's samples
+//   GET /api/clusters/:c/broker-metrics     brokers' metric counters: latest, and the last hour's samples,
+//                                           with the ids of the brokers registered now
 //   GET /api/clusters/:c/zookeeper?path=/x   a znode (children, data, stat), read-only
 //   GET /api/clusters/:c/topics             topics;   /topics/:t  one topic's partitions and size history
 //   GET /api/clusters/:c/topics/:t/messages ?partition=&offset=|timestamp=&limit=  the message browser
@@ -54,6 +56,7 @@ export function buildRouter(collector: Collector, sessions: Sessions, alerts: Al
         samples: c.samples,
         lastSampleTs: c.latest?.ts ?? null,
         lastError: c.lastError ?? null,
+        lastSample: c.latest ? { tookMs: c.latest.tookMs, timestampReads: c.latest.timestampReads } : null,
         zookeeper: c.config.zookeeperConnect ?? null,
       })),
     )
@@ -68,6 +71,8 @@ export function buildRouter(collector: Collector, sessions: Sessions, alerts: Al
       const c = cluster(p.c);
       return {
         configured: Boolean(c.config.metricsPort || c.config.metricsUrls),
+        // The brokers registered at the last sample: a broker that has left gets no row.
+        brokerIds: c.latest?.brokerIds ?? [],
         latest: c.latest?.brokerCounters ?? [],
         points: await collector.history.brokerSamples(p.c, Date.now() - HOUR_MS),
       };

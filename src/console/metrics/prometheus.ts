@@ -1,7 +1,8 @@
 // The console's /metrics in Prometheus text format under kafka_exporter's names, from the collector's
 // latest samples, so kafka_exporter's Grafana dashboards work against it. Each series also carries a
 // `cluster` label (the alias). Lag in seconds is kafka_consumergroup_lag_seconds (the age of the oldest
-// unconsumed record), absent for a partition whose record could not be read. kafka_exporter's
+// unconsumed record), absent for a partition whose record could not be read. A partition assigned
+// without a committed offset has no current_offset and its lag counts from the log start offset. kafka_exporter's
 // `_sum` gauges are left out: `promtool check metrics` rejects a `_sum` suffix on a gauge, and
 // `sum by (consumergroup, topic) (kafka_consumergroup_lag)` gives the same.
 
@@ -67,7 +68,8 @@ export function renderMetrics(clusters: Iterable<ClusterState>): string {
       );
       for (const p of g.partitions) {
         const l = labels({ cluster, consumergroup: g.groupId, topic: p.topic, partition: p.partition });
-        groupOffset.lines.push(`${groupOffset.name}${l} ${p.committedOffset}`);
+        if (p.committedOffset !== null)
+          groupOffset.lines.push(`${groupOffset.name}${l} ${p.committedOffset}`);
         lag.lines.push(`${lag.name}${l} ${p.lag}`);
         if (p.lagMs !== null) lagSeconds.lines.push(`${lagSeconds.name}${l} ${(p.lagMs / 1000).toFixed(3)}`);
       }

@@ -5,6 +5,7 @@
 
 import type { AdminClient } from "../../client/admin/admin-client.js";
 import type { TopicDescription } from "../../client/admin/admin-types.js";
+import { isOffline, isUnderReplicated, partitionHealth } from "../collector/partition-health.js";
 import { HttpError } from "../http/router.js";
 
 export interface PartitionView {
@@ -17,9 +18,6 @@ export interface PartitionView {
   readonly startOffset: number;
   readonly endOffset: number;
 }
-
-const underReplicated = (p: { isr: readonly number[]; replicas: readonly number[] }): boolean =>
-  p.isr.length < p.replicas.length;
 
 /** Per broker: its log dirs with used (replica bytes), total and usable bytes; replicas it holds. */
 async function logDirs(admin: AdminClient) {
@@ -73,9 +71,8 @@ export async function overview(admin: AdminClient) {
     })),
     topics: topics.filter((t) => !t.isInternal).length,
     internalTopics: topics.filter((t) => t.isInternal).length,
-    partitions: partitions.length,
-    underReplicated: partitions.filter(underReplicated).length,
-    offline: partitions.filter((p) => p.leader < 0).length,
+    // Counted as the collector counts them for the alert rules (partition-health.ts).
+    ...partitionHealth(described),
   };
 }
 
@@ -92,7 +89,7 @@ async function partitionViews(admin: AdminClient, t: TopicDescription): Promise<
       replicas: p.replicas,
       isr: p.isr,
       offline: p.offlineReplicas,
-      underReplicated: underReplicated(p),
+      underReplicated: isUnderReplicated(p),
       startOffset: earliest[i].error ? -1 : Number(earliest[i].offset),
       endOffset: latest[i].error ? -1 : Number(latest[i].offset),
     }))
@@ -115,23 +112,22 @@ async function leaderSizes(admin: AdminClient): Promise<Map<string, number>> {
 }
 
 /**
- * Skew as EFAK shows it: the share (%) of the brokers holding a replica of the topic that hold more
- * of its replicas than an even spread would give them.
+ * Skew as EFAK shows it: the share (%) of the brokers holding a replica of the topic that hold more of
+ * its replicas than an even spread over those brokers would give them. Brokers that hold none of it —
+ * one that was decommissioned, or that has left — do not count, so a topic spread evenly over the
+ * brokers that hold it has no skew.
  */
-export function replicaSkew(replicaBrokers: readonly number[], brokerCount: number): number {
-  if (replicaBrokers.length === 0 || brokerCount === 0) return 0;
+export function replicaSkew(replicaBrokers: readonly number[]): number {
+  if (replicaBrokers.length === 0) return 0;
   const per = new Map<number, number>();
   for (const b of replicaBrokers) per.set(b, (per.get(b) ?? 0) + 1);
-  const even = Math.ceil(replicaBrokers.length / brokerCount);
+  const even = Math.ceil(replicaBrokers.length / per.size);
   const over = [...per.values()].filter((n) => n > even).length;
   return Math.round((over * 100) / per.size);
 }
 
 export async function topicList(admin: AdminClient) {
-  const [topics, cluster] = await Promise.all([
-    admin.listTopics({ listInternal: true }),
-    admin.describeCluster(),
-  ]);
+  const topics = await admin.listTopics({ listInternal: true });
   const described = (await admin.describeTopics(topics.map((t) => t.name))).filter((t) => !t.error);
   const [views, sizes] = await Promise.all([
     Promise.all(described.map((t) => partitionViews(admin, t))),
@@ -144,15 +140,12 @@ export async function topicList(admin: AdminClient) {
       internal: t.isInternal,
       partitions: t.partitions.length,
       replicationFactor: Math.max(0, ...t.partitions.map((p) => p.replicas.length)),
-      underReplicated: t.partitions.filter(underReplicated).length,
-      offline: t.partitions.filter((p) => p.leader < 0).length,
+      underReplicated: t.partitions.filter(isUnderReplicated).length,
+      offline: t.partitions.filter(isOffline).length,
       messages: views[i].reduce((s, p) => s + Math.max(0, p.endOffset - Math.max(0, p.startOffset)), 0),
       /** Bytes of the leader replicas; null when a broker did not say. */
       sizeBytes: bytes.some((b) => b === undefined) ? null : bytes.reduce((s: number, b) => s + (b ?? 0), 0),
-      skewPercent: replicaSkew(
-        t.partitions.flatMap((p) => p.replicas),
-        cluster.brokers.length,
-      ),
+      skewPercent: replicaSkew(t.partitions.flatMap((p) => p.replicas)),
     };
   });
 }

@@ -125,6 +125,19 @@ export function age(ms: number | null): string {
   return parts.join(" ");
 }
 
+/**
+ * A group's oldest unconsumed record over all its partitions: "≥ 4m 1s" when some lagging partitions'
+ * records could not be read (the age shown is the oldest of the rest), with a title saying how many.
+ */
+export function groupAge(maxLagMs: number | null, unknown: number): { text: string; title: string } {
+  if (unknown === 0 || maxLagMs === null)
+    return { text: age(maxLagMs), title: unknown === 0 ? "" : "no lagging partition's record could be read" };
+  return {
+    text: `≥ ${age(maxLagMs)}`,
+    title: `the record of ${unknown} lagging partition${unknown === 1 ? "" : "s"} could not be read: at least this old`,
+  };
+}
+
 export const enc = encodeURIComponent;
 
 export interface Me {

@@ -1,6 +1,6 @@
 // Broker traffic from the brokers' /metrics counters kept in the history: the cluster's messages in
-// and bytes in/out per second over the last hour (charts), and per broker its latest rates of
-// messages, bytes and requests (a table), each rate the difference of two samples over their interval
+// and bytes in/out per second over the last hour (charts), and per registered broker (one that has left
+// has no row) its latest rates of messages, bytes and requests (a table), each rate the difference of two samples over their interval
 // (a counter that went down — a broker restart — gives no rate).
 
 import { bytes, enc, fmt, useApi } from "../api.js";
@@ -18,6 +18,7 @@ interface Point {
 
 interface BrokerMetrics {
   configured: boolean;
+  brokerIds: number[];
   latest: Array<{ brokerId: number; error?: string }>;
   points: Point[];
 }
@@ -48,10 +49,10 @@ function clusterRates(points: readonly Point[]) {
   };
 }
 
-/** Each broker's rates between its last two samples. */
-function brokerRates(points: readonly Point[]) {
-  const byBroker = new Map<number, Point[]>();
-  for (const p of points) byBroker.set(p.brokerId, [...(byBroker.get(p.brokerId) ?? []), p]);
+/** Each registered broker's rates between its last two samples (a broker that has left: no row). */
+function brokerRates(points: readonly Point[], registered: readonly number[]) {
+  const byBroker = new Map<number, Point[]>(registered.map((id) => [id, []]));
+  for (const p of points) byBroker.get(p.brokerId)?.push(p);
   return [...byBroker].map(([id, list]) => {
     const [a, b] = list.slice(-2);
     const r = (f: Field) => (a && b ? rate(a[f], b[f], b.ts - a.ts) : null);
@@ -89,7 +90,7 @@ export function BrokerRates(props: { cluster: string }) {
     />
     <div class="table-wrap"><table data-testid="broker-rates">
       <thead><tr><th>Broker</th><th class="num">Messages in</th><th class="num">Bytes in</th><th class="num">Bytes out</th><th class="num">Requests</th></tr></thead>
-      <tbody>${brokerRates(data.points).map(
+      <tbody>${brokerRates(data.points, data.brokerIds).map(
         (
           b,
         ) => html`<tr data-broker=${b.id}><td>${b.id}</td><td class="num">${perSec(b.messagesIn, (n) => fmt(Math.round(n)))}</td>

@@ -1,5 +1,5 @@
 // The page frame: a header with the cluster switcher, the navigation links and who is logged in (with
-// log in / log out), then the page. Pages render errors and loading states through Status.
+// log in / log out; with no users configured, a link to how to add one), then the page. Pages render errors and loading states through Status.
 
 import type { ComponentChildren } from "preact";
 import { type Me, postJson, setMe, useMe } from "../api.js";
@@ -7,7 +7,11 @@ import { html } from "../html.js";
 
 function Account() {
   const me = useMe();
-  if (!me?.usersConfigured) return null;
+  if (!me) return null;
+  // No users: nobody can act; the login page says how to add one.
+  if (!me.usersConfigured)
+    return html`<a class="account" href=${`#/login?back=${encodeURIComponent(location.hash)}`} data-testid="no-users"
+      title="No console users are configured: nobody can act. How to add one…">Read-only · add a user</a>`;
   const logout = async () => {
     await postJson("/api/logout", {}).catch(() => {});
     setMe({ usersConfigured: true, user: null, role: null } satisfies Me);

@@ -56,7 +56,7 @@ export function AlertsPage(props: { cluster: string }) {
       <h2>Rules</h2>
       ${
         data.rules.length === 0
-          ? html`<p class="muted">No alert rules are configured (console.alert.&lt;name&gt;.type=…, docs/console.md).</p>`
+          ? html`<p class="muted" data-testid="no-rules">No alert rules are configured (${"console.alert.<name>.type=…"}, docs/console.md).</p>`
           : html`<div class="table-wrap"><table>
             <thead><tr><th>Name</th><th>Type</th><th class="num">Threshold</th><th>Groups</th><th>Cluster</th><th>Webhook</th></tr></thead>
             <tbody>${data.rules.map(

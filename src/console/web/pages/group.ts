@@ -1,12 +1,13 @@
-// Consumer group page: state, coordinator, members; per partition the committed offset, log end offset,
-// lag in messages and in time (age of the oldest unconsumed record) and owner; total lag with a
-// growing / shrinking / steady trend mark; the lag-over-time chart from the history, in total or of one
+// Consumer group page: state, coordinator, members; per partition (every committed or assigned one) the
+// committed offset ("-" when none, its lag then counted from the log start offset, marked * with a
+// legend), log end offset, lag in messages and in time (age of the oldest unconsumed record) and owner;
+// total lag with a growing / shrinking / steady trend mark (the same partitions compared); the lag-over-time chart from the history, in total or of one
 // partition. Updated after
 // every collector sample (Server-Sent Events), without a reload. Admins can reset offsets (after a
 // dry-run preview) and delete the group.
 
 import { useState } from "preact/hooks";
-import { age, enc, fmt, useApi } from "../api.js";
+import { age, enc, fmt, groupAge, useApi } from "../api.js";
 import { GroupActions } from "../components/group-actions.js";
 import { LagChart, type LagPoint } from "../components/lag-chart.js";
 import { Status } from "../components/layout.js";
@@ -32,7 +33,7 @@ interface GroupDetail {
     partitions: Array<{
       topic: string;
       partition: number;
-      committedOffset: number;
+      committedOffset: number | null;
       logEndOffset: number;
       lag: number;
       lagMs: number | null;
@@ -40,8 +41,11 @@ interface GroupDetail {
     }>;
     totalLag: number;
     maxLagMs: number | null;
+    lagMsUnknown: number;
   };
 }
+
+const NO_COMMIT = "no committed offset: lag counted from the log start offset";
 
 const TREND_MARK = { growing: "▲ growing", shrinking: "▼ shrinking", steady: "● steady" } as const;
 
@@ -66,7 +70,7 @@ export function GroupPage(props: { cluster: string; group: string }) {
       g &&
       html`<div class="cards">
         <div class="card"><div class="value" data-testid="total-lag">${fmt(g.totalLag)}</div><div class="label">total lag (messages)</div></div>
-        <div class="card"><div class="value" data-testid="max-lag-time" data-lag-ms=${g.maxLagMs ?? ""}>${age(g.maxLagMs)}</div><div class="label">oldest unconsumed record</div></div>
+        <div class="card"><div class="value" data-testid="max-lag-time" data-lag-ms=${g.maxLagMs ?? ""} data-unknown=${g.lagMsUnknown} title=${groupAge(g.maxLagMs, g.lagMsUnknown).title}>${groupAge(g.maxLagMs, g.lagMsUnknown).text}</div><div class="label">oldest unconsumed record (all partitions)</div></div>
         <div class="card"><div class=${`value trend ${data.trend}`} data-testid="trend" data-trend=${data.trend}>${TREND_MARK[data.trend]}</div><div class="label">trend</div></div>
         <div class="card"><div class="value"><span class=${`state ${g.state}`} data-testid="state">${g.state}</span></div><div class="label">state · ${g.protocolType || "no protocol"} · coordinator ${g.coordinator} · ${g.assignor || "no assignor"}</div></div>
       </div>
@@ -86,20 +90,29 @@ export function GroupPage(props: { cluster: string; group: string }) {
         <thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">Committed offset</th><th class="num">Log end offset</th><th class="num">Lag</th><th class="num">Lag (time)</th><th>Owner</th></tr></thead>
         <tbody>${g.partitions.map(
           (p) => html`<tr data-topic=${p.topic} data-partition=${p.partition}>
-            <td>${p.topic}</td><td class="num">${p.partition}</td><td class="num committed">${fmt(p.committedOffset)}</td>
-            <td class="num log-end">${fmt(p.logEndOffset)}</td><td class="num lag" data-lag=${p.lag}>${fmt(p.lag)}</td>
+            <td>${p.topic}</td><td class="num">${p.partition}</td>
+            <td class="num committed" title=${p.committedOffset === null ? NO_COMMIT : ""}>${p.committedOffset === null ? "-" : fmt(p.committedOffset)}</td>
+            <td class="num log-end">${fmt(p.logEndOffset)}</td>
+            <td class=${`num lag${p.committedOffset === null ? " from-start" : ""}`} data-lag=${p.lag} title=${p.committedOffset === null ? NO_COMMIT : ""}>${fmt(p.lag)}${p.committedOffset === null ? "*" : ""}</td>
             <td class="num lag-time" data-lag-ms=${p.lagMs ?? ""}>${age(p.lagMs)}</td><td>${p.owner ?? "–"}</td></tr>`,
         )}</tbody>
       </table></div>
+      ${
+        g.partitions.some((p) => p.committedOffset === null) &&
+        html`<p class="muted legend" data-testid="no-commit-legend">- no committed offset (as Kafka's consumer-groups tool prints it): the partition is assigned but the group has not committed.
+          * Its lag counts from the log start offset — what a consumer with auto.offset.reset=earliest has to read; the total includes it.</p>`
+      }
       <h2>Members</h2>
       ${
         g.members.length === 0
           ? html`<p class="muted">No active members.</p>`
-          : html`<div class="table-wrap"><table>
+          : html`<div class="table-wrap"><table data-testid="members">
             <thead><tr><th>Client id</th><th>Host</th><th>Member id</th><th>Partitions</th></tr></thead>
             <tbody>${g.members.map(
-              (m) => html`<tr><td>${m.clientId}</td><td>${m.host}</td><td class="mono">${m.memberId}</td>
-                <td>${m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ")}</td></tr>`,
+              (
+                m,
+              ) => html`<tr data-member=${m.memberId}><td>${m.clientId}</td><td>${m.host}</td><td class="mono wrap">${m.memberId}</td>
+                <td class="wrap assignment">${m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ")}</td></tr>`,
             )}</tbody></table></div>`
       }
       <p class="muted">Sampled at ${new Date(data.sampledAt).toLocaleTimeString()}</p>`

@@ -1,7 +1,7 @@
 // Consumer groups page: every group with its state, members, topics, total lag and the age of its
 // oldest unconsumed record, from the latest collector sample; refreshed after each sample.
 
-import { age, enc, fmt, useApi } from "../api.js";
+import { enc, fmt, groupAge, useApi } from "../api.js";
 import { Status } from "../components/layout.js";
 import { html } from "../html.js";
 
@@ -14,6 +14,7 @@ interface GroupList {
     topics: string[];
     totalLag: number;
     maxLagMs: number | null;
+    lagMsUnknown: number;
   }>;
 }
 
@@ -34,7 +35,7 @@ export function GroupsPage(props: { cluster: string }) {
           (g) => html`<tr data-group=${g.groupId}>
             <td><a href=${`#/c/${enc(props.cluster)}/groups/${enc(g.groupId)}`}>${g.groupId}</a></td>
             <td><span class=${`state ${g.state}`}>${g.state}</span></td><td class="num">${g.members}</td>
-            <td>${g.topics.join(", ")}</td><td class="num total-lag">${fmt(g.totalLag)}</td><td class="num">${age(g.maxLagMs)}</td></tr>`,
+            <td>${g.topics.join(", ")}</td><td class="num total-lag">${fmt(g.totalLag)}</td><td class="num lag-time" title=${groupAge(g.maxLagMs, g.lagMsUnknown).title}>${groupAge(g.maxLagMs, g.lagMsUnknown).text}</td></tr>`,
         )}</tbody>
       </table></div>
       ${data.groups.length === 0 ? html`<p class="muted">No consumer groups.</p>` : ""}`

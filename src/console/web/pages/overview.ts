@@ -30,6 +30,7 @@ interface Overview {
   internalTopics: number;
   partitions: number;
   underReplicated: number;
+  internalUnderReplicated: number;
   offline: number;
 }
 
@@ -49,7 +50,7 @@ export function OverviewPage(props: { cluster: string }) {
         <div class="cards">
           ${card("brokers", data.brokers.length, "brokers")} ${card(`topics (+${data.internalTopics} internal)`, data.topics, "topics")}
           ${card("partitions", data.partitions, "partitions")}
-          ${card("under-replicated", data.underReplicated, "under-replicated", true)}
+          ${card(data.internalUnderReplicated > 0 ? `under-replicated (${data.internalUnderReplicated} of internal topics)` : "under-replicated", data.underReplicated, "under-replicated", true)}
           ${card("offline", data.offline, "offline", true)}
         </div>
         <h2>Brokers</h2>

@@ -35,7 +35,7 @@ export function TopicsPage(props: { cluster: string }) {
           (t) => html`<tr data-topic=${t.name}>
             <td><a href=${`#/c/${enc(props.cluster)}/topics/${enc(t.name)}`}>${t.name}</a>${t.internal ? html` <span class="tag">internal</span>` : ""}</td>
             <td class="num">${t.partitions}</td><td class="num">${t.replicationFactor}</td><td class="num messages">${fmt(t.messages)}</td>
-            <td class="num size">${t.sizeBytes === null ? "–" : bytes(t.sizeBytes)}</td><td class=${`num${t.skewPercent > 0 ? " warn" : ""}`}>${t.skewPercent}%</td>
+            <td class="num size">${t.sizeBytes === null ? "–" : bytes(t.sizeBytes)}</td><td class=${`num skew${t.skewPercent > 0 ? " warn" : ""}`}>${t.skewPercent}%</td>
             <td class=${`num${t.underReplicated > 0 ? " warn" : ""}`}>${t.underReplicated}</td>
             <td class=${`num${t.offline > 0 ? " warn" : ""}`}>${t.offline}</td></tr>`,
         )}</tbody>
