@@ -334,12 +334,20 @@ describe("Prometheus /metrics on a real broker", {
     const lag = async () =>
       value(await scrape(broker), "kafka_cluster_partition_laststableoffsetlag", { topic, partition: "0" });
     assert.equal(await lag(), 0);
-    const producer = kafka.producer({
+    // The first transaction creates __transaction_state (50 partitions): on a loaded machine its
+    // coordinator takes longer than 3 quick retries to appear. KafkaJS looks the coordinator up with the
+    // client's retry settings (the cluster's retrier), not the producer's, so this producer gets a client
+    // of its own with more patience.
+    const patient = new kafkajs.Kafka({
+      clientId: "metrics-test-txn",
+      brokers: [broker.bootstrap],
+      logLevel: kafkajs.logLevel.NOTHING,
+      retry: { retries: 8, initialRetryTime: 300 },
+    });
+    const producer = patient.producer({
       transactionalId: "metrics-txn-producer",
       maxInFlightRequests: 1,
       idempotent: true,
-      // The first transaction creates __transaction_state (50 partitions): on a loaded machine its
-      // coordinator takes longer than the client-wide 3 quick retries to appear.
       retry: { retries: 8, initialRetryTime: 300 },
     });
     await producer.connect();
