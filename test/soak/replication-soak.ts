@@ -983,12 +983,15 @@ async function dropAlterPartition(x: FaultContext): Promise<FaultOutcome> {
   let resumedMs = 0;
   proxy.cut(leader, follower);
   try {
+    // Asked of the other brokers: when the leader is the controller, the cut also keeps its UpdateMetadata
+    // from the follower, whose metadata then still shows the old ISR (as a Kafka broker's would).
     await waitForView(
       c,
       topic,
       `broker ${follower} out of partition ${part.partition}'s ISR (its link to leader ${leader} cut)`,
       30_000,
       (ps) => ps.length === PARTITIONS && !ps[part.partition].isr.includes(follower),
+      c.liveIds().filter((id) => id !== follower),
     );
     const shrunkAt = Date.now();
     shrinkMs = shrunkAt - faultAt;
