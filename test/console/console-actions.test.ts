@@ -69,16 +69,7 @@ before(async () => {
       `console.user.victor.password=${await hash("victor-secret")}`,
     ].join("\n"),
   );
-  consoleProc = await ConsoleHarness.start([
-    "--config",
-    config,
-    "--port",
-    "0",
-    "--sample-interval-ms",
-    "500",
-    "--history-url",
-    `sqlite:${join(dir, "history.db")}`,
-  ]);
+  consoleProc = await ConsoleHarness.startSampling(config, dir);
   shots = screenshotDir("tributary-console-actions-screenshots");
   console.log(`console screenshots: ${shots}`);
   browser = await launchChromium();

@@ -25,6 +25,24 @@ export class ConsoleHarness {
     this.exited = exited;
   }
 
+  /**
+   * The tests' usual console: `--config <config>` on a free port, sampling every 500 ms, its history in
+   * SQLite under `dir`.
+   */
+  static startSampling(config: string, dir: string): Promise<ConsoleHarness> {
+    const history = `sqlite:${join(dir, "history.db")}`;
+    return ConsoleHarness.start([
+      "--config",
+      config,
+      "--port",
+      "0",
+      "--sample-interval-ms",
+      "500",
+      "--history-url",
+      history,
+    ]);
+  }
+
   static async start(args: readonly string[], timeoutMs = 30_000): Promise<ConsoleHarness> {
     const child = spawn(process.execPath, tributaryArgv(["console", ...args]), {
       cwd: process.cwd(),

@@ -85,16 +85,7 @@ before(async () => {
     config,
     ["console.cluster.alias=local", `local.bootstrap.servers=${broker.bootstrap}`].join("\n"),
   );
-  consoleProc = await ConsoleHarness.start([
-    "--config",
-    config,
-    "--port",
-    "0",
-    "--sample-interval-ms",
-    "500",
-    "--history-url",
-    `sqlite:${join(dir, "history.db")}`,
-  ]);
+  consoleProc = await ConsoleHarness.startSampling(config, dir);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
 });
