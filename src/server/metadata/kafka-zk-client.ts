@@ -14,6 +14,8 @@
 import { Logger } from "../../common/logger.js";
 import type { Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
+import { writeFencedBatches } from "./fenced-batches.js";
+import { mapConcurrent } from "./map-concurrent.js";
 import { ensurePath, type MetadataStore, MetadataStoreError, type Op, type Stat } from "./metadata-store.js";
 import { sessionIdHex } from "./registration-session-file.js";
 import {
@@ -74,24 +76,6 @@ export interface LeaderIsrAndZkVersion {
 
 /** How many writes the controller keeps in flight at once (Kafka pipelines its ZooKeeper requests). */
 const MAX_IN_FLIGHT = 64;
-
-/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
-export async function mapConcurrent<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /** The sequence-node prefix and the one event Kafka defines (LogDirFailure = 1). */
 export const LOG_DIR_EVENT_PREFIX = "log_dir_event_";
@@ -381,41 +365,47 @@ export class KafkaZkClient {
   }
 
   /**
-   * Creates the state znodes of new partitions (and their parents), fenced by the controller epoch.
-   * Returns, per partition, the znode version (0) or the error code name.
+   * Creates the state znodes of new partitions (and their parents), fenced by the controller epoch, many
+   * partitions per multi (fenced-batches.ts). Returns, per partition, the znode version (0) or the error
+   * code name (NodeExists: an earlier controller created it).
    */
   async createTopicPartitionStates(
     states: ReadonlyArray<{ topic: string; partition: number; leaderAndIsr: LeaderAndIsr }>,
     epochZkVersion: number,
   ): Promise<Map<string, number | string>> {
     const out = new Map<string, number | string>();
-    const byTopic = new Map<string, number>();
-    for (const s of states) byTopic.set(s.topic, 1);
-    for (const t of byTopic.keys()) await this.ensureFenced(ZkPaths.partitions(t), epochZkVersion);
-    await mapConcurrent(states, MAX_IN_FLIGHT, async (s) => {
-      const key = `${s.topic}-${s.partition}`;
-      try {
+    await mapConcurrent([...new Set(states.map((s) => s.topic))], MAX_IN_FLIGHT, (t) =>
+      this.ensureFenced(ZkPaths.partitions(t), epochZkVersion),
+    );
+    const stateOp = (s: (typeof states)[number]): Op => ({
+      type: "create",
+      path: ZkPaths.partitionState(s.topic, s.partition),
+      data: TopicPartitionStateZNode.encode(s.leaderAndIsr),
+    });
+    const outcomes = await writeFencedBatches(
+      states,
+      (s) => [
+        { type: "create", path: ZkPaths.partition(s.topic, s.partition), data: Buffer.alloc(0) },
+        stateOp(s),
+      ],
+      (ops) => this.fencedMulti(epochZkVersion, ops),
+      async (s) => {
+        // On its own: the partition znode may exist already (an earlier controller's half-done creation).
         await this.ensureFenced(ZkPaths.partition(s.topic, s.partition), epochZkVersion);
-        await this.fencedMulti(epochZkVersion, [
-          {
-            type: "create",
-            path: ZkPaths.partitionState(s.topic, s.partition),
-            data: TopicPartitionStateZNode.encode(s.leaderAndIsr),
-          },
-        ]);
-        out.set(key, 0);
-      } catch (e) {
-        if (e instanceof ControllerMovedError) throw e;
-        if (e instanceof MetadataStoreError) out.set(key, e.code);
-        else throw e;
-      }
+        return (await this.fencedMulti(epochZkVersion, [stateOp(s)])).slice(1);
+      },
+    );
+    states.forEach((s, i) => {
+      const o = outcomes[i];
+      out.set(`${s.topic}-${s.partition}`, "error" in o ? o.error.code : 0);
     });
     return out;
   }
 
   /**
-   * Compare-and-set writes of partition states (Kafka's updateLeaderAndIsr). Returns the new znode
-   * version of each written partition; partitions whose version moved on are reported in `failed`.
+   * Compare-and-set writes of partition states (Kafka's updateLeaderAndIsr), many partitions per multi
+   * (fenced-batches.ts). Returns the new znode version of each written partition; partitions whose version
+   * moved on (BadVersion) or that failed otherwise are reported in `failed` with the error code name.
    */
   async updateLeaderAndIsr(
     updates: ReadonlyArray<{
@@ -428,24 +418,23 @@ export class KafkaZkClient {
   ): Promise<{ written: Map<string, number>; failed: Map<string, string> }> {
     const written = new Map<string, number>();
     const failed = new Map<string, string>();
-    await mapConcurrent(updates, MAX_IN_FLIGHT, async (u) => {
+    const setOp = (u: (typeof updates)[number]): Op => ({
+      type: "set",
+      path: ZkPaths.partitionState(u.topic, u.partition),
+      data: TopicPartitionStateZNode.encode(u.leaderAndIsr),
+      version: u.zkVersion,
+    });
+    const outcomes = await writeFencedBatches(
+      updates,
+      (u) => [setOp(u)],
+      (ops) => this.fencedMulti(epochZkVersion, ops),
+      async (u) => (await this.fencedMulti(epochZkVersion, [setOp(u)])).slice(1),
+    );
+    updates.forEach((u, i) => {
       const key = `${u.topic}-${u.partition}`;
-      try {
-        const results = await this.fencedMulti(epochZkVersion, [
-          {
-            type: "set",
-            path: ZkPaths.partitionState(u.topic, u.partition),
-            data: TopicPartitionStateZNode.encode(u.leaderAndIsr),
-            version: u.zkVersion,
-          },
-        ]);
-        const r = results[1];
-        written.set(key, r.type === "set" ? r.stat.version : u.zkVersion + 1);
-      } catch (e) {
-        if (e instanceof ControllerMovedError) throw e;
-        if (e instanceof MetadataStoreError) failed.set(key, e.code);
-        else throw e;
-      }
+      const o = outcomes[i];
+      if ("error" in o) failed.set(key, o.error.code);
+      else written.set(key, o.results[0]?.type === "set" ? o.results[0].stat.version : u.zkVersion + 1);
     });
     return { written, failed };
   }

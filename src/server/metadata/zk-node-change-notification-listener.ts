@@ -14,7 +14,7 @@
 import type { Logger } from "../../common/logger.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
-import { mapConcurrent } from "./kafka-zk-client.js";
+import { mapConcurrent } from "./map-concurrent.js";
 import { type MetadataStore, MetadataStoreError } from "./metadata-store.js";
 
 /** Kafka's changeExpirationMs for notifications (15 minutes). */

@@ -10,6 +10,7 @@ import { MockTime } from "../../../src/common/time.js";
 import { ErrorCode } from "../../../src/protocol/errors.js";
 import type { LeaderAndIsrRequest } from "../../../src/protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { StopReplicaRequest } from "../../../src/protocol/generated/messages/StopReplicaRequest.js";
+import type { UpdateMetadataRequest } from "../../../src/protocol/generated/messages/UpdateMetadataRequest.js";
 import type { ControlPlaneReceiver } from "../../../src/server/controller/controller-channel-manager.js";
 import { KafkaController } from "../../../src/server/controller/kafka-controller.js";
 import { EmbeddedMetadataStore } from "../../../src/server/metadata/embedded-metadata-store.js";
@@ -39,6 +40,11 @@ export class MetadataStack {
   /** LeaderAndIsr and StopReplica requests the controller sent to this (replica-manager-less) broker. */
   leaderAndIsrRequests: LeaderAndIsrRequest[] = [];
   stopReplicaRequests: StopReplicaRequest[] = [];
+  /** Every control-plane request the broker received, in arrival order. */
+  readonly received: Array<
+    | { kind: "LeaderAndIsr"; request: LeaderAndIsrRequest }
+    | { kind: "UpdateMetadata"; request: UpdateMetadataRequest }
+  > = [];
   clusterId = "";
   private constructor(
     readonly dir: string,
@@ -72,14 +78,17 @@ export class MetadataStack {
     await zk.createTopLevelPaths();
     const clusterId = await zk.getOrCreateClusterId();
     const leaderAndIsrRequests: LeaderAndIsrRequest[] = [];
+    let stack: MetadataStack | undefined;
     const stopReplicaRequests: StopReplicaRequest[] = [];
     // The broker side of the controller's requests, without a replica manager: metadata to the cache.
     const receiver: ControlPlaneReceiver = {
       leaderAndIsr: async (r) => {
         leaderAndIsrRequests.push(r);
+        stack?.received.push({ kind: "LeaderAndIsr", request: r });
         return { errorCode: ErrorCode.NONE, partitionErrors: [], topics: [] };
       },
       updateMetadata: async (r) => {
+        stack?.received.push({ kind: "UpdateMetadata", request: r });
         await cache.updateMetadata(r);
         return { errorCode: ErrorCode.NONE };
       },
@@ -96,7 +105,7 @@ export class MetadataStack {
       interBrokerListenerName: "PLAINTEXT",
       localReceiver: receiver,
     });
-    const stack = new MetadataStack(dir, time, scheduler, store, controller, cache, admin, options);
+    stack = new MetadataStack(dir, time, scheduler, store, controller, cache, admin, options);
     stack.clusterId = clusterId;
     cache.onChange((d) => stack.deltas.push(d));
     await cache.start();
