@@ -8,6 +8,7 @@
 //   thread pool; only the rename happens on the event loop, after a check that no later write has landed
 //   meanwhile (a write overtaken so is dropped). `contents` is called when the write starts, so it sees
 //   the latest state; requests while one is under way are merged into one more write after it.
+// - writeNowIfPending(): what a background write has not made durable yet is written now, synchronously.
 // - close(): a background request not yet written is written now (`write` true) or dropped; nothing is
 //   written afterwards. Errors of background writes go to `onError`; a missing directory (the log dir or
 //   partition removed meanwhile) is not one (Kafka's writeIfDirExists).
@@ -25,6 +26,8 @@ export class OrderedAtomicFile {
   /** Counts the writes asked for; `writtenVersion` is the one the file holds. */
   private version = 0;
   private writtenVersion = 0;
+  /** The version whose write is durable (fsynced, renamed, its directory fsynced). */
+  private durableVersion = 0;
   private latest: (() => string) | undefined;
   private running: Promise<void> | undefined;
   private again = false;
@@ -45,6 +48,23 @@ export class OrderedAtomicFile {
     const version = ++this.version;
     writeFileAtomically(this.path, text, sync);
     this.writtenVersion = version;
+    if (sync) this.durableVersion = version;
+    else this.latest = () => text;
+  }
+
+  /**
+   * Makes the latest contents durable now, on the event loop, when a background write of them has not
+   * finished (its fsyncs not done yet, or not started); throws what the write throws. A caller about to
+   * rely on the file being on disk (the log's recovery point moving past its entries) calls this first.
+   */
+  writeNowIfPending(): void {
+    if (!this.pending || this.latest === undefined) return;
+    this.write(this.latest());
+  }
+
+  /** Whether a change asked for is not durable yet (a background write not finished, or failed). */
+  get pending(): boolean {
+    return !this.closed && this.durableVersion < this.version;
   }
 
   /** Replaces the file off the event loop with what `contents` returns when the write starts. */
@@ -96,6 +116,7 @@ export class OrderedAtomicFile {
         renameSync(tmp, this.path);
         this.writtenVersion = version;
         await fsyncDirectoryAsync(dirname(this.path));
+        if (this.durableVersion < version) this.durableVersion = version;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT" && !this.closed) this.onError(e as Error);
         await rm(tmp, { force: true }).catch(() => undefined);

@@ -108,7 +108,22 @@ export class ControllerRequests implements ControlPlaneReceiver {
     await this.cache.loadTopicConfigs([...new Set(mine.map((s) => s.topic))]);
     for (const l of request.liveLeaders)
       this.leaderEndpoints.set(l.brokerId, { host: l.hostName, port: l.port });
-    const results = await this.becomeLeaderOrFollowerSliced(mine);
+    // The logs this request creates are made durable together, before it is answered (new-logs-sync.ts).
+    const logManager = this.replicaManager.logManager;
+    logManager.deferNewLogSync();
+    let results: PartitionErrors;
+    try {
+      results = await this.becomeLeaderOrFollowerSliced(mine);
+    } catch (e) {
+      await logManager.syncNewLogs();
+      throw e;
+    }
+    // A new log that could not be made durable is offline: KAFKA_STORAGE_ERROR, and no fetcher for it.
+    for (const tp of await logManager.syncNewLogs()) {
+      const r = results.get(`${tp.topic}-${tp.partition}`);
+      if (r !== undefined)
+        results.set(`${tp.topic}-${tp.partition}`, { ...r, errorCode: ErrorCode.KAFKA_STORAGE_ERROR });
+    }
     const led: Array<{ topic: string; partition: number }> = [];
     const followed: Array<{
       topicPartition: { topic: string; partition: number };

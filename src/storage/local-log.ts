@@ -233,13 +233,18 @@ export class LocalLog {
 
   /** Flush policy: flush.messages and flush.ms (Kafka's log flusher); returns whether it flushed. */
   maybeFlush(): boolean {
-    if (this.closed) return false;
-    const due =
-      this.unflushedMessages >= this._config.flushMessages ||
-      (this.unflushedMessages > 0n &&
-        this.time.milliseconds() - this.lastFlushedTime >= this._config.flushMs);
+    const due = this.flushDue;
     if (due) this.flush();
     return due;
+  }
+
+  /** Whether the flush policy (flush.messages, flush.ms) asks for a flush now. */
+  get flushDue(): boolean {
+    if (this.closed) return false;
+    return (
+      this.unflushedMessages >= this._config.flushMessages ||
+      (this.unflushedMessages > 0n && this.time.milliseconds() - this.lastFlushedTime >= this._config.flushMs)
+    );
   }
 
   /**

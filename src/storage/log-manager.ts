@@ -6,6 +6,7 @@
 //   offset-checkpoints.ts      recovery-point-offset-checkpoint, log-start-offset-checkpoint and
 //                              replication-offset-checkpoint of every dir, and when they are written
 //   future-logs.ts             future logs (`<tp>.<id>-future`, AlterReplicaLogDirs) and their swap
+//   new-logs-sync.ts           the one durability point of a batch of new logs (a large LeaderAndIsr)
 //   logs-to-be-deleted.ts      deleted logs (`<tp>.<id>-delete`), removed off the event loop
 //   cleaner/                   cleaner-offset-checkpoint (LogCleanerManager) and the cleaner's work
 // On-disk state it owns itself, per log dir: `<topic>-<partition>/`, one UnifiedLog each, created in the
@@ -48,6 +49,7 @@ import { LogDirLocks } from "./log-dir-lock.js";
 import { DEFAULT_FULL_PROBE_INTERVAL_MS, isNoSpaceError } from "./log-dir-space.js";
 import { type LogAndDir, LogDirsLoader, type OpenLogOptions } from "./log-dirs-loader.js";
 import { LogsToBeDeleted } from "./logs-to-be-deleted.js";
+import { NewLogsSync } from "./new-logs-sync.js";
 import { LogDirCheckpoints } from "./offset-checkpoints.js";
 import { UnifiedLog } from "./unified-log.js";
 
@@ -101,6 +103,8 @@ export class LogManager {
   /** The recovery point, log start offset and high watermark checkpoints of every dir. */
   readonly checkpoints: LogDirCheckpoints;
   private readonly futureLogs: FutureLogs;
+  /** New logs whose durability point is a batch's (deferNewLogSync … syncNewLogs). */
+  private readonly newLogs = new NewLogsSync();
   private readonly logsToBeDeleted: LogsToBeDeleted;
   private readonly loader: LogDirsLoader;
   /** Dirs where a log could not be closed cleanly at shutdown: no clean-shutdown marker for them. */
@@ -375,8 +379,10 @@ export class LogManager {
     let log: UnifiedLog;
     try {
       mkdirSync(logDir, { recursive: true });
-      if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId);
+      const deferSync = this.newLogs.deferring;
+      if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId, !deferSync);
       log = this.openLog(dir, tp, { hadCleanShutdown: true, recoveryPoint: 0n });
+      if (deferSync) this.newLogs.add({ tp, dir, logDir, hasMetadata: topicId !== undefined });
     } catch (e) {
       if (!isStorageError(e)) throw e;
       if (isNoSpaceError(e)) {
@@ -402,6 +408,30 @@ export class LogManager {
     return log;
   }
 
+  /**
+   * Logs created from now until the matching syncNewLogs() are made durable together by it, not one by one
+   * (new-logs-sync.ts): a LeaderAndIsr of thousands of new partitions.
+   */
+  deferNewLogSync(): void {
+    this.newLogs.open();
+  }
+
+  /**
+   * The durability point of the logs created since deferNewLogSync(), off the event loop. A log whose files
+   * could not be forced goes offline (KAFKA_STORAGE_ERROR from then on, as a log that failed at creation);
+   * those are returned.
+   */
+  async syncNewLogs(): Promise<TopicPartition[]> {
+    const failures = await this.newLogs.sync();
+    for (const { log, error } of failures) {
+      this.logger.error(
+        `Error while making the new log of ${topicPartitionKey(log.tp)} in ${log.dir} durable: ${error.message}`,
+      );
+      this.markLogOffline(log.tp, log.dir, error);
+    }
+    return failures.map((f) => f.log.tp);
+  }
+
   /** The dir of a loaded partition log. */
   logDirOf(tp: TopicPartition): string | undefined {
     return this.logs.get(topicPartitionKey(tp))?.dir;
@@ -409,7 +439,10 @@ export class LogManager {
 
   /** Kafka's choice for a new log: the online dir with the fewest partitions. */
   private nextLogDir(): string {
-    const counts = new Map<string, number>(this.onlineLogDirs().map((d) => [d, 0]));
+    const online = this.onlineLogDirs();
+    // One dir: no counting (a LeaderAndIsr of thousands of new logs would count them all for each).
+    if (online.length === 1) return online[0];
+    const counts = new Map<string, number>(online.map((d) => [d, 0]));
     for (const { dir } of [...this.logs.values(), ...this.futureLogs.all()])
       if (counts.has(dir)) counts.set(dir, (counts.get(dir) ?? 0) + 1);
     // A full dir only when every online dir is full (the caller refuses it then).

@@ -440,7 +440,8 @@ export class UnifiedLog {
     const cache = this.leaderEpochCache;
     if (!cache) return;
     const latest = cache.latestEpoch();
-    if (latest === undefined || epoch > latest) cache.assign(epoch, startOffset);
+    // Off the event loop (a follower's first batch of a new epoch): see LeaderEpochFileCache.assign.
+    if (latest === undefined || epoch > latest) cache.assign(epoch, startOffset, "background");
   }
 
   /**
@@ -550,7 +551,19 @@ export class UnifiedLog {
     this.logger.info(`Rolled new log segment at offset ${newOffset}`);
     // Kafka flushes the segments before the new one in the background once rolled (its scheduler thread;
     // here libuv's thread pool: a synchronous fdatasync of a GiB segment held the event loop for seconds).
-    this.scheduler?.schedule("flush-log", () => this.localLog.flushInBackground(newOffset), 0);
+    // The leader epoch entries of the flushed range are on disk before the recovery point passes them.
+    this.scheduler?.schedule(
+      "flush-log",
+      () => {
+        const cache = this.leaderEpochCache;
+        if (cache === undefined || !cache.hasPendingWrite) return this.localLog.flushInBackground(newOffset);
+        return cache.flushed().then(() => {
+          cache.writePendingNow();
+          return this.localLog.flushInBackground(newOffset);
+        });
+      },
+      0,
+    );
     return seg;
   }
 
@@ -564,11 +577,14 @@ export class UnifiedLog {
    * (default: the log end offset).
    */
   flush(upTo?: bigint): void {
+    // Epoch entries written in the background are durable before the recovery point moves past them.
+    this.leaderEpochCache?.writePendingNow();
     this.localLog.flush(upTo);
   }
 
   /** Flush policy: flush.messages and flush.ms (Kafka's log flusher); returns whether it flushed. */
   maybeFlush(): boolean {
+    if (this.localLog.flushDue) this.leaderEpochCache?.writePendingNow();
     return this.localLog.maybeFlush();
   }
 

@@ -396,3 +396,27 @@ describe("LeaderEpochFileCache persistence", () => {
     });
   }
 });
+
+describe("LeaderEpochFileCache background assign (issue 34)", () => {
+  beforeEach(fresh);
+  const checkpointText = (): string => readFileSync(join(dir, "leader-epoch-checkpoint"), "utf8");
+
+  test("a background assign is written off the event loop, and made durable now by writePendingNow", async () => {
+    cache.assign(1, 0n);
+    cache.assign(2, 5n, "background");
+    assert.equal(checkpointText(), "0\n1\n1 0\n", "not written synchronously");
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n2\n1 0\n2 5\n");
+    // Pending again: writePendingNow writes it before returning (what a log flush calls first).
+    cache.assign(3, 9n, "background");
+    cache.writePendingNow();
+    assert.equal(checkpointText(), "0\n3\n1 0\n2 5\n3 9\n");
+    await cache.flushed();
+    assert.equal(checkpointText(), "0\n3\n1 0\n2 5\n3 9\n");
+    assert.deepEqual(readdirSync(dir), ["leader-epoch-checkpoint"]);
+    // Nothing pending: no write.
+    writeFileSync(join(dir, "leader-epoch-checkpoint"), "0\n3\n1 0\n2 5\n3 9\n");
+    cache.writePendingNow();
+    assert.deepEqual(LeaderEpochFileCache.load(dir).epochEntries(), [e(1, 0), e(2, 5), e(3, 9)]);
+  });
+});

@@ -360,3 +360,36 @@ test("a topic config change reaches the topic's open logs (retention.ms altered 
     cleanup();
   }
 });
+
+test("logs created in a batch are made durable together by syncNewLogs; one that cannot be forced goes offline", async () => {
+  const { dirs, cleanup } = tempDirs(1);
+  try {
+    const time = new MockTime();
+    const { lm } = start(dirs, time);
+    const topicId = "AAAAAAAAAAAAAAAAAAAAAQ";
+    lm.deferNewLogSync();
+    for (let p = 0; p < 50; p++) lm.getOrCreateLog({ topic: "bulk", partition: p }, topicId);
+    // Written at once (not yet forced): the partition.metadata Kafka writes, readable by anyone.
+    assert.equal(
+      readFileSync(join(dirs[0], "bulk-49", "partition.metadata"), "utf8"),
+      `version: 0\ntopic_id: ${topicId}`,
+    );
+    assert.deepEqual(await lm.syncNewLogs(), []);
+    // A batch whose partition.metadata vanished before the durability point: that log goes offline.
+    lm.deferNewLogSync();
+    lm.getOrCreateLog({ topic: "bulk", partition: 50 }, topicId);
+    lm.getOrCreateLog({ topic: "bulk", partition: 51 }, topicId);
+    rmSync(join(dirs[0], "bulk-50", "partition.metadata"));
+    const { result: failed, lines } = await captureLogs(() => lm.syncNewLogs());
+    assert.deepEqual(failed, [{ topic: "bulk", partition: 50 }]);
+    assert.ok(lm.offlineLog({ topic: "bulk", partition: 50 }) !== undefined);
+    assert.equal(lm.offlineLog({ topic: "bulk", partition: 51 }), undefined);
+    assert.ok(
+      lines.some((l) => l.includes("Error while making the new log of bulk-50")),
+      lines.join("\n"),
+    );
+    lm.shutdown();
+  } finally {
+    cleanup();
+  }
+});

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { MockScheduler } from "../../src/common/scheduler.js";
 import { MockTime } from "../../src/common/time.js";
@@ -429,6 +430,25 @@ test("rolls when the offset index is full and when offsets would overflow the se
     assert.equal(fx.log.activeSegment.baseOffset, far);
     assert.equal(fx.log.logEndOffset, far + 2n);
     assert.equal(offsetsOf(fx.log.read(far, 1000, "log-end", false).records)[0], far);
+  } finally {
+    fx.cleanup();
+  }
+});
+
+test("a follower's first batch of a new epoch is checkpointed off the event loop, and on disk before the recovery point passes it", async () => {
+  const fx = open();
+  try {
+    const epochFile = (): string => readFileSync(join(fx.dir, "leader-epoch-checkpoint"), "utf8");
+    fx.log.appendAsFollower(batch(3, { baseOffset: 0n, epoch: 4 }));
+    assert.deepEqual(fx.cache.epochEntries(), [{ epoch: 4, startOffset: 0n }]);
+    assert.equal(epochFile(), "", "not written on the append's turn of the event loop");
+    await fx.cache.flushed();
+    assert.equal(epochFile(), "0\n1\n4 0\n");
+    // A flush that moves the recovery point past a new entry writes it first, synchronously.
+    fx.log.appendAsFollower(batch(2, { baseOffset: 3n, epoch: 5 }));
+    fx.log.flush();
+    assert.equal(fx.log.recoveryPoint, 5n);
+    assert.equal(epochFile(), "0\n2\n4 0\n5 3\n");
   } finally {
     fx.cleanup();
   }

@@ -346,9 +346,9 @@ export class Partition {
     const cache = log.leaderEpochCache;
     if (cache !== undefined && state.leaderEpoch >= 0) {
       const latest = cache.latestEpoch();
-      // Not fsynced (LeaderEpochFileCache.assign): a crash that loses it loses no batch of this epoch.
+      // Written off the event loop, durable before the recovery point passes it (LeaderEpochFileCache.assign).
       if (latest === undefined || state.leaderEpoch > latest)
-        cache.assign(state.leaderEpoch, log.logEndOffset, false);
+        cache.assign(state.leaderEpoch, log.logEndOffset, "background");
     }
     this.maybeIncrementLeaderHW();
     return !wasLeader;

@@ -66,15 +66,18 @@ export class PartitionMetadataFile {
     return existsSync(this.path);
   }
 
-  /** Writes the topic id atomically (temp file, fsync, rename, fsync dir). */
-  write(topicId: string): void {
+  /**
+   * Writes the topic id atomically (temp file, fsync, rename, fsync dir); without `sync` the fsyncs are left
+   * to the caller (a new log's batch, new-logs-sync.ts).
+   */
+  write(topicId: string, sync = true): void {
     const canonical = canonicalTopicId(topicId);
     if (canonical === undefined) {
       throw new RangeError(
         `${JSON.stringify(topicId)} is not a topic id (22 base64url characters, not zero)`,
       );
     }
-    writeFileAtomically(this.path, `version: ${PARTITION_METADATA_VERSION}\ntopic_id: ${canonical}`);
+    writeFileAtomically(this.path, `version: ${PARTITION_METADATA_VERSION}\ntopic_id: ${canonical}`, sync);
   }
 
   /** The file's contents, or undefined when there is no file. Throws PartitionMetadataFileError when malformed. */

@@ -3,8 +3,10 @@
 // use it to answer OffsetsForLeaderEpoch and truncate to the divergence point instead of the high watermark.
 //
 // Invariants (kept by assign, as Kafka does): epochs strictly increase, and so do start offsets. Every
-// change is written to the checkpoint atomically (temporary file, fsync, rename, directory fsync). assign,
-// truncateFromEnd and clearAndFlush write it before they return. truncateFromStart — retention and
+// change is written to the checkpoint atomically (temporary file, fsync, rename, directory fsync). assign
+// (by default), truncateFromEnd and clearAndFlush write it before they return; assign's background write
+// (a new leader's epoch, a follower's first batch of a new epoch) is made durable off the event loop, and
+// before the log's recovery point passes the entry (writePendingNow, see assign). truncateFromStart — retention and
 // DeleteRecords moving the log start offset, several times a second per partition on a busy broker with
 // small segments — writes it in the background, as Kafka 3.7's truncateFromStartAsyncFlush does
 // (KAFKA-15046): off the event loop, never overtaking a later synchronous write (OrderedAtomicFile). A
@@ -94,21 +96,34 @@ export class LeaderEpochFileCache {
   /**
    * Records that `epoch` starts at `startOffset` (Kafka's assign): nothing changes when the latest entry
    * has the same epoch and a start offset <= startOffset; otherwise every entry with an epoch >= epoch or a
-   * start offset >= startOffset is removed first, then the entry is added and the checkpoint rewritten —
-   * fsynced unless `durable` is false: a new leader's epoch at its log end offset (Partition.makeLeader)
-   * is written without fsync, as thousands of them arrive in one LeaderAndIsr and each fsync holds the
-   * event loop ~6 ms (docs/benchmarks.md, cluster failover). A crash before the OS writes it back loses
-   * nothing: recovery assigns again the epoch of every batch it reads (LogLoader), and an epoch no batch
-   * carries only makes a follower's history shorter (it truncates further, never keeps divergent data).
+   * start offset >= startOffset is removed first, then the entry is added and the checkpoint rewritten:
+   * now, durably (`write` "now"), or off the event loop, durably too ("background"). A new leader's epoch
+   * (Partition.makeLeader) and a follower's first batch of a new epoch (UnifiedLog's appends) take the
+   * background write: thousands of them arrive in one LeaderAndIsr or fetch round after a failover, and
+   * each fsync held the event loop ~2.5–6 ms (docs/benchmarks/cluster.md). The file is durable before the
+   * log relies on it: UnifiedLog's flushes call writePendingNow() (or wait for flushed()) before the
+   * recovery point moves past the entry, so a crash finds either the entry in the file or the batch that
+   * carries it above the recovery point, where recovery assigns its epoch again (LogLoader).
    */
-  assign(epoch: number, startOffset: bigint, durable = true): void {
+  assign(epoch: number, startOffset: bigint, write: "now" | "background" = "now"): void {
     const entry: EpochEntry = { epoch, startOffset };
     if (this.assignEntry(entry)) {
       this.logger.debug(
         `Appended new epoch entry ${entryString(entry)}. Cache now contains ${this.epochs.length} entries.`,
       );
-      this.flush(durable);
+      if (write === "now") this.flush();
+      else this.flushInBackground();
     }
+  }
+
+  /** Whether a change is not durable yet (its background write not finished). */
+  get hasPendingWrite(): boolean {
+    return this.file.pending;
+  }
+
+  /** Writes now, durably, what a background write has not made durable yet (see assign). */
+  writePendingNow(): void {
+    this.file.writeNowIfPending();
   }
 
   /**
@@ -285,7 +300,7 @@ export class LeaderEpochFileCache {
     this.flush();
   }
 
-  /** Resolves once no background write is under way (tests). */
+  /** Resolves once no background write is under way (its fsyncs done). */
   flushed(): Promise<void> {
     return this.file.flushed();
   }
@@ -299,9 +314,8 @@ export class LeaderEpochFileCache {
     this.file.close(write);
   }
 
-  /** `durable`: fsync the file and its directory (see assign's callers for when that is skipped). */
-  private flush(durable = true): void {
-    this.file.write(this.checkpoint.format(this.epochs), durable);
+  private flush(): void {
+    this.file.write(this.checkpoint.format(this.epochs));
   }
 
   /** Writes the entries off the event loop, as they are when the write starts (see the top of the file). */

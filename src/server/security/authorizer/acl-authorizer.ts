@@ -40,7 +40,7 @@ import {
 import { Logger, logLevelEnabled } from "../../../common/logger.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
-import { mapConcurrent } from "../../metadata/kafka-zk-client.js";
+import { mapConcurrent } from "../../metadata/map-concurrent.js";
 import {
   ensurePath,
   type MetadataStore,
