@@ -40,6 +40,8 @@ export interface LogAndDir {
 
 export interface OpenLogOptions {
   readonly hadCleanShutdown: boolean;
+  /** The partition directory was just created (a new log): no load, see LogLoader.loadNew. */
+  readonly newDir?: boolean;
   readonly recoveryPoint: bigint;
   readonly logStartOffset?: bigint;
 }

@@ -104,11 +104,9 @@ export interface LoadedLog {
   report: LogLoadReport;
 }
 
-export class LogLoader {
-  private readonly logger: Logger;
-  /** Segments whose .txnindex was emptied by a recovery (rebuilt once the producer state is loaded). */
-  private readonly txnIndexReset = new Set<LogSegment>();
-  private readonly report: LogLoadReport = {
+/** A load that changed nothing. */
+function emptyReport(): LogLoadReport {
+  return {
     bytesTruncated: 0,
     segmentsDeleted: 0,
     bytesDeleted: 0,
@@ -120,6 +118,13 @@ export class LogLoader {
     strayFilesRemoved: 0,
     swapsCompleted: 0,
   };
+}
+
+export class LogLoader {
+  private readonly logger: Logger;
+  /** Segments whose .txnindex was emptied by a recovery (rebuilt once the producer state is loaded). */
+  private readonly txnIndexReset = new Set<LogSegment>();
+  private readonly report: LogLoadReport = emptyReport();
 
   private readonly quarantine: QuarantineWriter;
   private readonly partitionName: string;
@@ -138,6 +143,22 @@ export class LogLoader {
 
   static load(params: LogLoadParams): LoadedLog {
     return new LogLoader(params).load();
+  }
+
+  /**
+   * A partition directory just created (LogManager.getOrCreateLog): there is nothing to scan, recover or
+   * replay, so the log is one empty segment at offset 0, as load() would make it, without reading the
+   * directory or removing files that cannot be there (a LeaderAndIsr creates thousands of these).
+   */
+  static loadNew(params: LogLoadParams): LoadedLog {
+    const segment = LogSegment.open(params.dir, 0n, params.config, params.time, { newDir: true });
+    return {
+      segments: [segment],
+      logStartOffset: 0n,
+      recoveryPoint: 0n,
+      logEndOffset: 0n,
+      report: emptyReport(),
+    };
   }
 
   load(): LoadedLog {

@@ -288,11 +288,14 @@ export class LogManager {
       recoveryPoint: opts.recoveryPoint,
       logStartOffset: opts.logStartOffset,
       hadCleanShutdown: opts.hadCleanShutdown,
+      newDir: opts.newDir,
       logger,
       // A full dir refuses appends at once and gets the space of deleted segments back at once.
       dirFull: () => this.failures.isLogDirFull(dir),
       onNoSpace: (e) => this.failures.markLogDirFull(dir, e),
-      leaderEpochCache: LeaderEpochFileCache.load(logDir, logger),
+      leaderEpochCache: opts.newDir
+        ? LeaderEpochFileCache.createNew(logDir, logger)
+        : LeaderEpochFileCache.load(logDir, logger),
       scheduler: this.scheduler,
       producerIdExpirationMs: this.config.producerIdExpirationMs,
       producerIdExpirationCheckIntervalMs: this.config.producerIdExpirationCheckIntervalMs,
@@ -378,10 +381,11 @@ export class LogManager {
     const logDir = join(dir, key);
     let log: UnifiedLog;
     try {
-      mkdirSync(logDir, { recursive: true });
+      // undefined when the directory was there already (e.g. a log whose creation failed half-way).
+      const newDir = mkdirSync(logDir, { recursive: true }) !== undefined;
       const deferSync = this.newLogs.deferring;
       if (topicId !== undefined) new PartitionMetadataFile(logDir).write(topicId, !deferSync);
-      log = this.openLog(dir, tp, { hadCleanShutdown: true, recoveryPoint: 0n });
+      log = this.openLog(dir, tp, { hadCleanShutdown: true, recoveryPoint: 0n, newDir });
       if (deferSync) this.newLogs.add({ tp, dir, logDir, hasMetadata: topicId !== undefined });
     } catch (e) {
       if (!isStorageError(e)) throw e;

@@ -97,6 +97,8 @@ export interface LogSegmentOpenOptions {
   fileSuffix?: string;
   /** segment.jitter.ms drawn for this segment. */
   rollJitterMs?: number;
+  /** The partition directory was just created: nothing under the segment's names to remove first. */
+  newDir?: boolean;
 }
 
 export class LogSegment {
@@ -140,7 +142,7 @@ export class LogSegment {
   ): LogSegment {
     const suffix = options.fileSuffix ?? "";
     const logPath = logFile(dir, baseOffset, suffix);
-    if (!options.fileAlreadyExists) {
+    if (!options.fileAlreadyExists && !options.newDir) {
       // A new segment starts from nothing, whatever an earlier run left under the same name.
       for (const f of [
         logPath,

@@ -106,6 +106,8 @@ export interface UnifiedLogOpenOptions {
   recoveryPoint: bigint;
   logStartOffset?: bigint;
   hadCleanShutdown: boolean;
+  /** `dir` was just created for this log (LogManager): it starts empty without a load (LogLoader.loadNew). */
+  newDir?: boolean;
   logger?: Logger;
   leaderEpochCache?: LeaderEpochFileCache;
   /** Runs delayed file deletions and post-roll flushes; without one they happen at once / not at all. */
@@ -171,14 +173,14 @@ export class UnifiedLog {
 
   /** Loads (and if needed recovers) the log in `dir`, which must exist. */
   static open(dir: string, config: LogConfig, opts: UnifiedLogOpenOptions): UnifiedLog {
-    mkdirSync(dir, { recursive: true });
+    if (!opts.newDir) mkdirSync(dir, { recursive: true });
     const producerStateManager = new ProducerStateManager(
       basename(dir),
       dir,
       { producerIdExpirationMs: opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS },
       opts.logger,
     );
-    const loaded = LogLoader.load({
+    const loaded = (opts.newDir ? LogLoader.loadNew : LogLoader.load)({
       dir,
       config,
       time: opts.time,

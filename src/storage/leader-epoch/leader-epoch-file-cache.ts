@@ -88,6 +88,16 @@ export class LeaderEpochFileCache {
     return cache;
   }
 
+  /**
+   * The cache of a partition directory just created: an empty checkpoint file, as load() leaves one, without
+   * looking for what cannot be there.
+   */
+  static createNew(partitionDir: string, logger: Logger): LeaderEpochFileCache {
+    const checkpoint = LeaderEpochCheckpointFile.forPartitionDir(partitionDir);
+    writeFileSync(checkpoint.path, "");
+    return new LeaderEpochFileCache(checkpoint, logger);
+  }
+
   /** Path of the backing checkpoint file. */
   get path(): string {
     return this.checkpoint.path;
