@@ -199,7 +199,7 @@ export class LogLoader {
 
     const cache = this.p.leaderEpochCache;
     if (cache) {
-      cache.truncateFromEnd(logEndOffset);
+      cache.truncateFromEnd(logEndOffset, "background");
       cache.truncateFromStart(logStartOffset);
     }
     if (this.p.producerStateManager) {
@@ -382,8 +382,10 @@ export class LogLoader {
     lastSegment: boolean,
     moveLaterSegments?: () => void,
   ): { bytesTruncated: number; reason?: string } {
+    // The cache's writes during recovery go in the background: every entry they hold is re-derived from
+    // batches above the recovery point, and the log's flush writes them before it moves past (see assign).
     const cache = feedCache ? this.p.leaderEpochCache : undefined;
-    if (cache) cache.truncateFromEnd(seg.baseOffset);
+    if (cache) cache.truncateFromEnd(seg.baseOffset, "background");
     // Before the cut: later segments moved, the tail copied, the manifest written — so a crash at any
     // point leaves the damaged segment uncut and the next recovery continues the same quarantine.
     const beforeCut = (validBytes: number, lastValid: bigint, reason: string): void => {
@@ -402,7 +404,8 @@ export class LogLoader {
     if (cache) {
       for (const { epoch, startOffset } of r.epochs) {
         const latest = cache.latestEpoch();
-        if (epoch >= 0 && (latest === undefined || epoch > latest)) cache.assign(epoch, startOffset);
+        if (epoch >= 0 && (latest === undefined || epoch > latest))
+          cache.assign(epoch, startOffset, "background");
       }
     }
     return r;

@@ -126,12 +126,13 @@ test("random damage to .log/.index/.timeindex/leader-epoch-checkpoint: load neve
       );
       // Index damage must be caught even after a clean shutdown; log damage is found by recovery.
       const clean = indexOnly;
+      const cache = LeaderEpochFileCache.load(work);
       const { result: log, lines } = await captureLogs(() =>
         UnifiedLog.open(work, CFG, {
           time: new MockTime(),
           recoveryPoint: clean ? fullEnd : 0n,
           hadCleanShutdown: clean,
-          leaderEpochCache: LeaderEpochFileCache.load(work),
+          leaderEpochCache: cache,
         }),
       );
       const what = `iteration ${iter}: ${d.kind} ${d.file} at ${d.position} (+${d.length})`;
@@ -159,6 +160,8 @@ test("random damage to .log/.index/.timeindex/leader-epoch-checkpoint: load neve
         assert.equal(got.baseOffset, b.base, `${what}: lookup of ${b.last}`);
       }
       log.close();
+      // A recovery's epoch-cache writes run in the background: the directory is checked once they ended.
+      await cache.flushed();
       if (!hitsBaseOffset(ref, d)) verifyLogDir(work);
       rmSync(join(t.root, `work-${iter}`), { recursive: true, force: true });
     }

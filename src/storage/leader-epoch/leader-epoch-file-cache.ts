@@ -264,15 +264,21 @@ export class LeaderEpochFileCache {
     return previous;
   }
 
-  /** Removes every entry whose start offset is >= endOffset (log truncation); a negative offset is ignored. */
-  truncateFromEnd(endOffset: bigint): void {
+  /**
+   * Removes every entry whose start offset is >= endOffset (log truncation); a negative offset is ignored.
+   * Written now by default; the log loader's truncations are written in the background (a crash that loses
+   * one leaves entries past the log end, which the next load truncates again, as Kafka 3.7's
+   * truncateFromEndAsyncFlush relies on).
+   */
+  truncateFromEnd(endOffset: bigint, write: "now" | "background" = "now"): void {
     const latest = this.latestEntry();
     if (endOffset < 0n || latest === undefined || latest.startOffset < endOffset) return;
     const removed: EpochEntry[] = [];
     while (this.epochs.length > 0 && this.epochs[this.epochs.length - 1].startOffset >= endOffset) {
       removed.push(this.epochs.pop()!);
     }
-    this.flush();
+    if (write === "now") this.flush();
+    else this.flushInBackground();
     this.logger.debug(
       `Cleared entries [${removed.map(entryString).join(", ")}] from epoch cache after truncating to end offset ${endOffset}, leaving ${this.epochs.length} entries in the cache.`,
     );
