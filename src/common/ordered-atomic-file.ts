@@ -22,6 +22,32 @@ import { fsyncDirectoryAsync, writeFileAtomically, writeFileDurablyAsync } from 
 
 const BACKGROUND_TMP_SUFFIX = ".bg.tmp";
 
+/**
+ * Background writes under way at once, across every file of the process. A failover gives thousands of
+ * partitions a new leader epoch at once; unbounded, their writes finish in bursts, and each finish renames
+ * on the event loop (a journal update that waits behind the disk's fsyncs), so a burst held the loop for
+ * hundreds of milliseconds. Bounded, they finish a few at a time, each write starting with the latest
+ * contents of its file (later requests merge into it).
+ */
+const BACKGROUND_WRITES_IN_FLIGHT = 8;
+let backgroundWrites = 0;
+const waitingForSlot: Array<() => void> = [];
+
+async function backgroundSlot(): Promise<void> {
+  if (backgroundWrites < BACKGROUND_WRITES_IN_FLIGHT) {
+    backgroundWrites++;
+    return;
+  }
+  // The slot is handed over by releaseBackgroundSlot (the count stays).
+  await new Promise<void>((resolve) => waitingForSlot.push(resolve));
+}
+
+function releaseBackgroundSlot(): void {
+  const next = waitingForSlot.shift();
+  if (next !== undefined) next();
+  else backgroundWrites--;
+}
+
 export class OrderedAtomicFile {
   /** Counts the writes asked for; `writtenVersion` is the one the file holds. */
   private version = 0;
@@ -102,10 +128,14 @@ export class OrderedAtomicFile {
   private async runBackgroundWrites(): Promise<void> {
     const tmp = this.path + BACKGROUND_TMP_SUFFIX;
     do {
+      await backgroundSlot();
       this.again = false;
       const version = this.version;
       const contents = this.latest;
-      if (contents === undefined) return;
+      if (contents === undefined || this.closed) {
+        releaseBackgroundSlot();
+        return;
+      }
       try {
         await writeFileDurablyAsync(tmp, contents());
         if (this.closed || this.writtenVersion >= version) {
@@ -120,6 +150,8 @@ export class OrderedAtomicFile {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT" && !this.closed) this.onError(e as Error);
         await rm(tmp, { force: true }).catch(() => undefined);
+      } finally {
+        releaseBackgroundSlot();
       }
     } while (this.again && !this.closed);
   }

@@ -1,7 +1,8 @@
 // OrderedAtomicFile: synchronous and background replacements of one file, on real files: a background
 // write never lands over a later synchronous one, requests during a background write are merged into one
 // more write of the latest state, close writes or drops what is pending, and errors go to onError except a
-// missing directory.
+// missing directory. Background writes across files are bounded and all land; writeNowIfPending makes the
+// pending contents durable at once.
 
 import assert from "node:assert/strict";
 import {
@@ -92,5 +93,24 @@ describe("OrderedAtomicFile", () => {
     writeFileSync(join(dir, "checkpoint.bg.tmp"), "half");
     file.removeLeftovers();
     assert.deepEqual(readdirSync(dir), []);
+  });
+
+  it("many files' background writes at once (more than run together) all land, each with its latest contents; writeNowIfPending writes what is pending", async () => {
+    const files = Array.from({ length: 60 }, () => setup());
+    for (const [i, f] of files.entries()) {
+      f.file.writeInBackground(() => `first ${i}`);
+      f.file.writeInBackground(() => `latest ${i}`);
+    }
+    // One of them is made durable now, on this turn of the event loop.
+    files[59].file.writeNowIfPending();
+    assert.equal(files[59].text(), "latest 59");
+    assert.equal(files[59].file.pending, false);
+    await Promise.all(files.map((f) => f.file.flushed()));
+    for (const [i, f] of files.entries()) {
+      assert.equal(f.text(), `latest ${i}`);
+      assert.equal(f.file.pending, false);
+      assert.deepEqual(f.errors, []);
+      assert.deepEqual(readdirSync(f.dir), ["checkpoint"]);
+    }
   });
 });
