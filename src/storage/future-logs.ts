@@ -194,7 +194,9 @@ export class FutureLogs {
       fut.log.closeWithoutWriting();
     }
     try {
-      this.ctx.logsToBeDeleted.removeNow(this.ctx.logsToBeDeleted.rename(fut.dir, tp, fut.log.dir));
+      // Renamed to `-delete` at once (a start removes what is left), removed off the event loop: this runs
+      // on the request path (AlterReplicaLogDirs, a reassignment, a LeaderAndIsr).
+      this.ctx.logsToBeDeleted.removeInBackground(this.ctx.logsToBeDeleted.rename(fut.dir, tp, fut.log.dir));
     } catch (e) {
       if (!isStorageError(e)) throw e;
       this.logger.warn(`Could not remove the future log ${fut.log.dir}: ${(e as Error).message}`);

@@ -189,6 +189,12 @@ test("a move redirected or a partition deleted removes its future log", async ()
     lm.maybeUpdatePreferredLogDir(TP, dirs[1]);
     lm.getOrCreateFutureLog(TP);
     lm.removeFutureLog(TP);
+    // Renamed to -delete at once, removed off the event loop.
+    assert.ok(
+      entries(dirs[1]).every((e) => e.endsWith("-delete")),
+      entries(dirs[1]).join(","),
+    );
+    await lm.deletionsDone();
     assert.deepEqual(entries(dirs[1]), []);
     assert.equal(lm.getFutureLog(TP), undefined);
     lm.maybeUpdatePreferredLogDir(TP, dirs[2]);
