@@ -7,7 +7,8 @@
 // whole requests are made when the rate seen says the rest would not fit, and the run says so),
 // `--poll-gap MS` pause between two Metadata requests of one poller, default 10, `--only 1,2,3` the runs
 // to do (3 includes 4), `--keep-logs DIR` writes every broker's output there, `--broker-node-option X`
-// (repeatable) adds a Node option to the brokers, e.g. `--prof`).
+// (repeatable) adds a Node option to the brokers, e.g. `--prof`; `--repeat N` does the selected runs N times
+// and ends with each figure's median and range over them, CPU-seconds per 1,000 partitions included).
 //
 // Topics are created one per CreateTopics request: a broker applies a LeaderAndIsr synchronously and
 // fsyncs each new leader's leader-epoch-checkpoint, so one request of 10 × 100 partitions stalled every
@@ -39,7 +40,8 @@
 //    logs loaded (its "Loaded N logs" line), registered in ZooKeeper, ApiVersions answered (one request
 //    sent as soon as the port accepts), "started", back in every ISR; the event-loop delay while it loads
 //    and while it catches up; whether its ZooKeeper session timed out or expired.
-// Prints a table and the findings; exits 1 when something failed. The run is bounded to 10 minutes;
+// Prints a table and the findings; exits 1 when something failed. The run is bounded to 10 minutes (per
+// repetition);
 // temporary directories are removed.
 
 import { spawnSync } from "node:child_process";
@@ -74,6 +76,7 @@ checkArguments("cluster.bench", [
   "only",
   "keep-logs",
   "broker-node-option",
+  "repeat",
 ]);
 
 function arg(name: string, dflt: number): number {
@@ -85,6 +88,8 @@ const BROKERS = arg("brokers", 3);
 const FO_TOPICS = arg("failover-topics", 10);
 const FO_PARTITIONS = arg("failover-partitions", 100);
 const FO_RF = Math.min(3, BROKERS);
+/** Times each selected run is done (issue 34: medians of 3). */
+const REPEAT = arg("repeat", 1);
 const CT_TOPICS = arg("topics", 100);
 const CT_PARTITIONS = arg("partitions", 100);
 const CT_RF = Math.min(arg("rf", 2), BROKERS);
@@ -105,7 +110,7 @@ const KEEP_LOGS =
     : undefined;
 
 const STARTED = Date.now();
-const RUN_DEADLINE = STARTED + 10 * 60_000 - 20_000;
+const RUN_DEADLINE = STARTED + REPEAT * 10 * 60_000 - 20_000;
 const METADATA_VERSION = 12;
 
 /** Prints the event loop's delay once a second: "[bench-eld] <epoch ms> <max ms> <p99 ms> <mean ms>". */
@@ -259,6 +264,37 @@ function eldSummary(windows: readonly EldWindow[], from: number, to: number): st
   const mean = w.reduce((s, x) => s + x.mean, 0) / w.length;
   const over = (t: number): number => maxes.filter((m) => m > t).length;
   return `max ${ms(maxes[maxes.length - 1])}, median of the 1-s maxima ${ms(maxes[Math.floor(maxes.length / 2)])}, mean ${ms(mean)}; ${over(100)} of ${w.length} seconds with a stall > 100 ms, ${over(1000)} > 1 s`;
+}
+
+/** The largest 1-s maximum of the windows ending in (from, to], in ms (NaN without one). */
+function eldMax(windows: readonly EldWindow[], from: number, to: number): number {
+  const w = windows.filter((x) => x.at > from && x.at <= to + 1000);
+  return w.length === 0 ? Number.NaN : Math.max(...w.map((x) => x.max));
+}
+
+// ---- figures compared across repeated runs (`--repeat N`) ----
+
+/** Each figure's value in every repetition, in the order first measured. */
+const figures = new Map<string, number[]>();
+
+function figure(name: string, value: number | undefined): void {
+  if (value === undefined || !Number.isFinite(value)) return;
+  const v = figures.get(name) ?? [];
+  v.push(value);
+  figures.set(name, v);
+}
+
+/** The median and range of every figure, one line each (a figure missing from a run has fewer values). */
+function printFigures(): void {
+  if (figures.size === 0) return;
+  console.log(`\n| figure | median of ${REPEAT} | range | runs |`);
+  console.log("|---|---|---|---|");
+  for (const [name, v] of figures) {
+    const s = [...v].sort((a, b) => a - b);
+    const median = s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    const f = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2));
+    console.log(`| ${name} | ${f(median)} | ${f(s[0])}–${f(s[s.length - 1])} | ${v.length} |`);
+  }
 }
 
 // ---- Metadata ----
@@ -868,11 +904,31 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
   try {
     const prefix = "ct-";
     const setupStart = Date.now();
+    const cpuCreate0 = c.brokers.map((b) => cpuSeconds(b.pid!));
     const names = await createTopics(c, prefix, CT_TOPICS, CT_PARTITIONS, CT_RF, CREATE_BUDGET_MS);
     const total = names.length * CT_PARTITIONS;
     const before = await waitReady(c, null, prefix, total, CT_RF, 180_000, "after creation");
+    const createdAll = Date.now();
     await setupHealth(c, setupStart);
     const controller = await controllerOf(c);
+    figure(
+      `run 3: create ${total} partitions until every broker lists them led, s`,
+      (createdAll - setupStart) / 1000,
+    );
+    const perK = (cpu: number): number => cpu / (total / 1000);
+    figure(
+      "run 3: creation CPU-s per 1,000 partitions, controller",
+      perK(cpuSeconds(c.brokers[controller].pid!) - cpuCreate0[controller]),
+    );
+    const aFollower = c.brokers.findIndex((_, i) => i !== controller);
+    figure(
+      "run 3: creation CPU-s per 1,000 partitions, another broker",
+      perK(cpuSeconds(c.brokers[aFollower].pid!) - cpuCreate0[aFollower]),
+    );
+    figure(
+      "run 3: creation worst event-loop stall of any broker, ms",
+      Math.max(...c.brokers.map((b) => eldMax(eldWindows(b), setupStart, createdAll))),
+    );
     const counts = leaderCounts(before);
     const survivors = c.brokers.map((_, i) => i).filter((i) => i !== controller);
     const led = [...before.values()].filter((p) => p.leader === controller).length;
@@ -917,6 +973,11 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
     for (const [j, i] of survivors.entries()) {
       const p = results[j];
       const who = `broker ${i}${i === newController ? " (new controller)" : ""}`;
+      if (goneAt !== undefined && p.doneAt !== undefined)
+        figure(
+          `run 3: /controller gone → all ${total} partitions led, seen from the ${i === newController ? "new controller" : "other survivor"}, ms`,
+          p.doneAt - goneAt,
+        );
       record(
         `/controller deleted → every one of the ${total} partitions has a live leader, seen from ${who}`,
         `${goneAt === undefined ? "—" : since(goneAt, p.doneAt)} (SIGKILL → ${since(t0, p.doneAt)}; first moved ${goneAt === undefined ? "—" : since(goneAt, p.firstAt)}; ${p.polls} polls)`,
@@ -946,6 +1007,8 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
         `${since(goneAt, elected?.at)} / ${since(goneAt, init?.at)}`,
       );
       if (init) note(init.line.replace(/^\[[^\]]*\] /, ""));
+      if (init?.at !== undefined)
+        figure("run 3: /controller gone → context initialized, ms", init.at - goneAt);
       const doneAll = Math.max(...results.map((r) => r.doneAt ?? Number.NaN));
       const end = Number.isNaN(doneAll) ? Date.now() : doneAll;
       await sleep(1100); // the last event-loop window
@@ -955,6 +1018,15 @@ async function controllerFailover(zk: ZooKeeperHarness): Promise<void> {
           eldSummary(eldWindows(c.brokers[i]), t0, end),
         );
       await aftermath(c, survivors, epochBefore, t0, end);
+      figure(
+        "run 3: failover worst event-loop stall of a survivor, ms",
+        Math.max(...survivors.map((i) => eldMax(eldWindows(c.brokers[i]), t0, end))),
+      );
+      for (const i of survivors)
+        figure(
+          `run 3: failover CPU-s per 1,000 partitions, ${i === newController ? "new controller" : "other survivor"}`,
+          (cpuSeconds(c.brokers[i].pid!) - cpu0.get(i)!) / (total / 1000),
+        );
       record(
         "CPU used from the SIGKILL to the end of this measurement, per survivor",
         survivors
@@ -1066,6 +1138,10 @@ async function restartAfterKill(c: Cluster, id: number, prefix: string): Promise
     'spawn → "started"',
     `${since(t0, startedLine?.at)}${startError ? ` (start failed: ${startError})` : ""}`,
   );
+  figure(
+    `run 4: restart after SIGKILL → back in every ISR (${holds} partitions), ms`,
+    isrAt === undefined ? undefined : isrAt - t0,
+  );
   record(
     `spawn → back in the ISR of all ${holds} partitions it holds (seen from broker ${survivor})`,
     isrAt === undefined ? `not within the bound: ${lastIn} of ${holds}` : since(t0, isrAt),
@@ -1130,17 +1206,20 @@ async function main(): Promise<void> {
   const zk = await ZooKeeperHarness.start({ servers: 1 });
   console.log(`ZooKeeper (1 server, tickTime 500) at ${zk.connectString}`);
   try {
-    for (const [n, run] of [
-      () => brokerFailover(zk, "SIGTERM"),
-      () => brokerFailover(zk, "SIGKILL"),
-      () => controllerFailover(zk),
-    ].entries()) {
-      if (!ONLY.has(n + 1)) continue;
-      try {
-        await run();
-      } catch (e) {
-        failed = true;
-        finding(`FAILED: ${(e as Error).message.split("\n").slice(0, 6).join(" | ")}`);
+    for (let r = 1; r <= REPEAT; r++) {
+      if (REPEAT > 1) phase(`repetition ${r} of ${REPEAT}`);
+      for (const [n, run] of [
+        () => brokerFailover(zk, "SIGTERM"),
+        () => brokerFailover(zk, "SIGKILL"),
+        () => controllerFailover(zk),
+      ].entries()) {
+        if (!ONLY.has(n + 1)) continue;
+        try {
+          await run();
+        } catch (e) {
+          failed = true;
+          finding(`FAILED: ${(e as Error).message.split("\n").slice(0, 6).join(" | ")}`);
+        }
       }
     }
   } finally {
@@ -1148,6 +1227,7 @@ async function main(): Promise<void> {
   }
   console.log(`\nuptime at the end: ${sh("uptime", [])}`);
   report.printTable();
+  printFigures();
   console.log(`\ntotal run time ${((Date.now() - STARTED) / 1000).toFixed(0)} s`);
   if (failed) process.exitCode = 1;
 }
