@@ -7,6 +7,7 @@
 // Kafka reads /config/topics when it creates a log), metadata to the MetadataCache, and leadership of
 // __consumer_offsets / __transaction_state partitions to the coordinators.
 
+import { EventLoopSlices } from "../common/event-loop-slices.js";
 import { Logger } from "../common/logger.js";
 import { getOrCreate } from "../common/maps.js";
 import type { Time } from "../common/time.js";
@@ -28,9 +29,6 @@ export interface LeadershipListener {
   onBecomeLeader(topic: string, partition: number, leaderEpoch: number): void;
   onResign(topic: string, partition: number): void;
 }
-
-/** How long LeaderAndIsr works on partitions before the event loop gets a turn. */
-const SLICE_MS = 20;
 
 /** Epoch that StopReplica carries for a topic being deleted (Kafka's EpochDuringDelete). */
 const EPOCH_DURING_DELETE = -2;
@@ -173,19 +171,16 @@ export class ControllerRequests implements ControlPlaneReceiver {
 
   /**
    * ReplicaManager.becomeLeaderOrFollower one partition at a time, handing the event loop back every
-   * SLICE_MS: becoming leader or follower creates logs and writes checkpoints, and a LeaderAndIsr of
+   * SLICE_MS (event-loop-slices.ts): becoming leader or follower creates logs and writes checkpoints, and a LeaderAndIsr of
    * thousands of partitions (a failover, a large CreateTopics) would otherwise hold the loop for seconds —
    * long enough to miss ZooKeeper heartbeats (docs/benchmarks.md, cluster failover).
    */
   private async becomeLeaderOrFollowerSliced(states: readonly PartitionState[]): Promise<PartitionErrors> {
     const results: PartitionErrors = new Map();
-    let sliceStart = this.time.milliseconds();
+    const slices = new EventLoopSlices();
     for (const s of states) {
+      await slices.next();
       for (const [k, v] of this.replicaManager.becomeLeaderOrFollower([s])) results.set(k, v);
-      if (this.time.milliseconds() - sliceStart >= SLICE_MS) {
-        await new Promise<void>((r) => setImmediate(r));
-        sliceStart = this.time.milliseconds();
-      }
     }
     return results;
   }

@@ -138,7 +138,7 @@ export class ActiveController {
     batch.addUpdateMetadataRequestForBrokers(existing, []);
     batch.addUpdateMetadataRequestForBrokers(ids);
     // Their replicas come online: each learns its partitions' leadership.
-    batch.addLeaderAndIsrRequestForReplicasOn(ids);
+    await batch.addLeaderAndIsrRequestForReplicasOn(ids);
     await this.psm.triggerOnlinePartitionStateChange();
     // Reassignments waiting for replicas on these brokers go on.
     await this.reassignments.resume((tp) =>

@@ -6,6 +6,7 @@
 // broker's epoch, so a broker can refuse a stale controller (STALE_CONTROLLER_EPOCH) or a request meant
 // for its previous incarnation (STALE_BROKER_EPOCH).
 
+import { EventLoopSlices } from "../../common/event-loop-slices.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { LeaderAndIsrPartitionState } from "../../protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { LeaderAndIsrResponse } from "../../protocol/generated/messages/LeaderAndIsrResponse.js";
@@ -87,9 +88,12 @@ export class ControllerBrokerRequestBatch {
    * deleted: what a broker that starts (or a new controller, or a log dir event) makes its replicas learn
    * (Kafka's replica state machine moving them to OnlineReplica).
    */
-  addLeaderAndIsrRequestForReplicasOn(brokerIds: readonly number[]): void {
+  async addLeaderAndIsrRequestForReplicasOn(brokerIds: readonly number[]): Promise<void> {
+    // Every partition of the cluster at a failover: in slices (event-loop-slices.ts).
+    const slices = new EventLoopSlices();
     for (const id of brokerIds) {
       for (const tp of this.context.partitionsOnBroker(id)) {
+        await slices.next();
         if (this.context.topicsToBeDeleted.has(tp.topic)) continue;
         if (this.context.leadership.has(tpKey(tp.topic, tp.partition)))
           this.addLeaderAndIsrRequestForBrokers([id], tp, false);

@@ -11,6 +11,7 @@
 // this broker is the controller (channel, batch, state machine, deletion, reassignments) is one
 // ActiveController per term (active-controller.ts), undefined otherwise.
 
+import { EventLoopSlices } from "../../common/event-loop-slices.js";
 import { Logger } from "../../common/logger.js";
 import { getOrCreate } from "../../common/maps.js";
 import type { Scheduler } from "../../common/scheduler.js";
@@ -271,7 +272,9 @@ export class KafkaController {
     }
     const all = ctx.allPartitions();
     const states = await this.zk.getPartitionStates(all);
+    const slices = new EventLoopSlices();
     for (const tp of all) {
+      await slices.next();
       const k = tpKey(tp.topic, tp.partition);
       const s = states.get(k);
       if (s === undefined) ctx.partitionStates.set(k, "NewPartition");
@@ -289,7 +292,7 @@ export class KafkaController {
     );
     // Every broker learns the whole state; every replica its partitions' leadership.
     batch.addUpdateMetadataRequestForBrokers(ctx.liveBrokerIds());
-    batch.addLeaderAndIsrRequestForReplicasOn(ctx.liveBrokerIds());
+    await batch.addLeaderAndIsrRequestForReplicasOn(ctx.liveBrokerIds());
     await psm.triggerOnlinePartitionStateChange();
     // Replicas on brokers that are not alive leave the ISRs (Kafka's replica state machine startup: OfflineReplica).
     const deadInIsr = new Map<number, TopicPartitionKey[]>();

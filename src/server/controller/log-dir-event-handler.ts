@@ -44,7 +44,7 @@ export class LogDirEventHandler {
     this.log.info(
       `Handling log dir events of brokers ${ids.join(",")}: sending LeaderAndIsr for their replicas`,
     );
-    this.batch.addLeaderAndIsrRequestForReplicasOn(ids);
+    await this.batch.addLeaderAndIsrRequestForReplicasOn(ids);
   }
 
   /** A LeaderAndIsr response of `brokerId`: its replicas' log dir states, and the transitions that follow. */

@@ -12,6 +12,7 @@
 // states' other work is done by the request batch (OnlineReplica: LeaderAndIsr to a broker's replicas),
 // the TopicDeletionManager (ReplicaDeletion*) and PartitionReassignments (NewReplica).
 
+import { EventLoopSlices } from "../../common/event-loop-slices.js";
 import type { Logger } from "../../common/logger.js";
 import type { Time } from "../../common/time.js";
 import type { KafkaZkClient, LeaderIsrAndZkVersion } from "../metadata/kafka-zk-client.js";
@@ -116,7 +117,9 @@ export class PartitionStateMachine {
     }
     const results = await this.zk.createTopicPartitionStates(creates, this.ctx.epochZkVersion);
     const existing: TopicPartitionKey[] = [];
+    const slices = new EventLoopSlices();
     for (const c of creates) {
+      await slices.next();
       const k = tpKey(c.topic, c.partition);
       const r = results.get(k);
       if (r === 0) {
@@ -160,10 +163,12 @@ export class PartitionStateMachine {
     let elected = 0;
     let todo = [...partitions];
     const uncleanConfigs = new Map<string, Promise<boolean>>();
+    const slices = new EventLoopSlices();
     for (let attempt = 0; attempt < 3 && todo.length > 0; attempt++) {
       const unclean = new Set<string>();
       const updates: Array<TopicPartitionKey & { leaderAndIsr: LeaderAndIsr; zkVersion: number }> = [];
       for (const tp of todo) {
+        await slices.next();
         const k = tpKey(tp.topic, tp.partition);
         const cur = this.ctx.leadership.get(k);
         if (cur === undefined) {
@@ -312,7 +317,9 @@ export class PartitionStateMachine {
     if (updates.length === 0) return [];
     const { written, failed } = await this.zk.updateLeaderAndIsr(updates, this.ctx.epochZkVersion);
     const retry: TopicPartitionKey[] = [];
+    const slices = new EventLoopSlices();
     for (const u of updates) {
+      await slices.next();
       const k = tpKey(u.topic, u.partition);
       const v = written.get(k);
       if (v === undefined) {

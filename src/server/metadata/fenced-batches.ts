@@ -9,6 +9,7 @@
 // its own (`single`, the per-partition write), so one partition's failure never fails the others. A
 // ControllerMovedError, or any error that is not a MetadataStoreError, ends the whole write.
 
+import { EventLoopSlices } from "../../common/event-loop-slices.js";
 import { mapConcurrent } from "./map-concurrent.js";
 import { MetadataStoreError, type Op, type OpResult } from "./metadata-store.js";
 
@@ -70,7 +71,10 @@ export async function writeFencedBatches<T>(
       outcomes[i] = { error: e };
     }
   };
+  // Encoding a multi of hundreds of ops takes milliseconds: the pipelined multis take turns with the loop.
+  const slices = new EventLoopSlices();
   await mapConcurrent(batchesOf(ops), MULTIS_IN_FLIGHT, async (batch) => {
+    await slices.next();
     if (batch.length === 1) return writeAlone(batch[0]);
     let results: OpResult[];
     try {

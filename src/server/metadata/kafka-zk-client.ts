@@ -348,18 +348,16 @@ export class KafkaZkClient {
   async getPartitionStates(
     partitions: ReadonlyArray<{ topic: string; partition: number }>,
   ): Promise<Map<string, LeaderIsrAndZkVersion>> {
-    const out = new Map<string, LeaderIsrAndZkVersion>();
-    const nodes = await mapConcurrent(partitions, MAX_IN_FLIGHT, (tp) =>
-      this.store.get(ZkPaths.partitionState(tp.topic, tp.partition)),
-    );
-    partitions.forEach((tp, i) => {
-      const n = nodes[i];
-      if (!n) return;
+    // Each answer is decoded as it arrives (not all at the end, in one turn of the event loop).
+    const states = await mapConcurrent(partitions, MAX_IN_FLIGHT, async (tp) => {
       const path = ZkPaths.partitionState(tp.topic, tp.partition);
-      out.set(`${tp.topic}-${tp.partition}`, {
-        leaderAndIsr: TopicPartitionStateZNode.decode(path, n.data),
-        zkVersion: n.stat.version,
-      });
+      const n = await this.store.get(path);
+      return n && { leaderAndIsr: TopicPartitionStateZNode.decode(path, n.data), zkVersion: n.stat.version };
+    });
+    const out = new Map<string, LeaderIsrAndZkVersion>();
+    partitions.forEach((tp, i) => {
+      const s = states[i];
+      if (s) out.set(`${tp.topic}-${tp.partition}`, s);
     });
     return out;
   }
