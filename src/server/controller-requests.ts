@@ -10,7 +10,6 @@
 import { EventLoopSlices } from "../common/event-loop-slices.js";
 import { Logger } from "../common/logger.js";
 import { getOrCreate } from "../common/maps.js";
-import type { Time } from "../common/time.js";
 import { ErrorCode } from "../protocol/errors.js";
 import type { LeaderAndIsrRequest } from "../protocol/generated/messages/LeaderAndIsrRequest.js";
 import type { LeaderAndIsrResponse } from "../protocol/generated/messages/LeaderAndIsrResponse.js";
@@ -41,7 +40,6 @@ export class ControllerRequests implements ControlPlaneReceiver {
   private readonly leaderEndpoints = new Map<number, { host: string; port: number }>();
 
   constructor(
-    private readonly time: Time,
     private readonly brokerId: number,
     /** The current registration's czxid (changes when the broker registers again after a session expiry). */
     private readonly brokerEpoch: () => bigint,

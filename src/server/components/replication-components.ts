@@ -112,7 +112,6 @@ export class ControllerRequestsComponent implements Startable {
 
   startup(): void {
     this.controllerRequests = new ControllerRequests(
-      this.ctx.time,
       this.ctx.config.brokerId,
       this.brokerEpoch,
       this.replicaManager.get(),
