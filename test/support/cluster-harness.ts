@@ -383,19 +383,26 @@ export class ClusterHarness {
       if (/Node does not exist/i.test(r.stdout + r.stderr)) return undefined;
       throw new Error(describeResult(`zookeeper-shell stat ${path}`, r));
     }
-    const raw: Record<string, string> = {};
-    for (const line of r.stdout.split("\n")) {
-      const m = /^(\w+) = (.*)$/.exec(line.trim());
-      if (m) raw[m[1]] = m[2];
+    const stat = parseStat(r.stdout);
+    if (stat === undefined) throw new Error(describeResult(`zookeeper-shell stat ${path}`, r));
+    return stat;
+  }
+
+  /**
+   * A znode's data and stat from one read (`zookeeper-shell get -s`), so the two belong together; undefined
+   * when the znode does not exist.
+   */
+  async znodeWithStat(path: string): Promise<{ data: string; stat: ZnodeStat } | undefined> {
+    const r = await this.zkShell(["get", "-s", path]);
+    if (r.code !== 0) {
+      if (/Node does not exist/i.test(r.stdout + r.stderr)) return undefined;
+      throw new Error(describeResult(`zookeeper-shell get -s ${path}`, r));
     }
-    if (raw.cZxid === undefined) throw new Error(describeResult(`zookeeper-shell stat ${path}`, r));
-    return {
-      czxid: BigInt(raw.cZxid),
-      mzxid: BigInt(raw.mZxid),
-      version: Number(raw.dataVersion),
-      ephemeralOwner: BigInt(raw.ephemeralOwner),
-      raw,
-    };
+    const stat = parseStat(r.stdout);
+    const data = shellPayload(r.stdout)[0];
+    if (stat === undefined || data === undefined)
+      throw new Error(describeResult(`zookeeper-shell get -s ${path}`, r));
+    return { data, stat };
   }
 
   /** A replica's records as `tributary dump-log --print-data-log` reads its segments: offset → value. */
@@ -648,6 +655,23 @@ export function formatDescribe(parts: readonly PartitionDescription[] | undefine
 }
 
 /** The lines zookeeper-shell printed after its connection banner (the command's own output). */
+/** The `name = value` stat lines of a zookeeper-shell output, or undefined without them. */
+function parseStat(stdout: string): ZnodeStat | undefined {
+  const raw: Record<string, string> = {};
+  for (const line of stdout.split("\n")) {
+    const m = /^(\w+) = (.*)$/.exec(line.trim());
+    if (m) raw[m[1]] = m[2];
+  }
+  if (raw.cZxid === undefined) return undefined;
+  return {
+    czxid: BigInt(raw.cZxid),
+    mzxid: BigInt(raw.mZxid),
+    version: Number(raw.dataVersion),
+    ephemeralOwner: BigInt(raw.ephemeralOwner),
+    raw,
+  };
+}
+
 function shellPayload(stdout: string): string[] {
   const lines = stdout.split("\n");
   let i = lines.findIndex((l) => l.startsWith("WatchedEvent state:SyncConnected"));

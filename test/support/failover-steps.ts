@@ -46,7 +46,10 @@ export async function produceOne(
   if (r.code !== 0 || /error|fail/i.test(r.stderr)) throw new Error(describeResult(`kcat -P ${value}`, r));
 }
 
-/** A replica's leader-epoch-checkpoint as `"<epoch> <startOffset>"` lines (empty when the file is absent). */
+/**
+ * A replica's leader-epoch-checkpoint as `"<epoch> <startOffset>"` lines (none when the file is absent, or
+ * empty as a new log's is until its first epoch is written: Kafka reads an empty checkpoint as no entries).
+ */
 export function epochCheckpoint(
   c: ClusterHarness,
   broker: number,
@@ -58,6 +61,7 @@ export function epochCheckpoint(
   const lines = readFileSync(file, "utf8")
     .split("\n")
     .filter((l) => l.trim() !== "");
+  if (lines.length === 0) return [];
   const [version, count, ...entries] = lines;
   if (version !== "0" || Number(count) !== entries.length)
     throw new Error(`${file} is not a version-0 checkpoint of ${count} entries:\n${lines.join("\n")}`);

@@ -73,8 +73,11 @@ export async function zkView(
   partition = 0,
 ): Promise<(PartitionView & { partitionEpoch: number }) | undefined> {
   const path = `/brokers/topics/${topic}/partitions/${partition}/state`;
-  const [state, stat] = await Promise.all([c.partitionState(topic, partition), c.stat(path)]);
-  if (state === undefined || stat === undefined) return undefined;
+  // One read: the state and its version from two reads could be from either side of a change.
+  const node = await c.znodeWithStat(path);
+  if (node === undefined) return undefined;
+  const state = JSON.parse(node.data) as { leader: number; leader_epoch: number; isr: number[] };
+  const stat = node.stat;
   return {
     leader: state.leader,
     leaderEpoch: state.leader_epoch,
