@@ -35,7 +35,8 @@ export class LogsToBeDeleted {
 
   /** Removes a `-delete` dir off the event loop; a start removes what a stop left behind. */
   removeInBackground(deleteDir: string): void {
-    const removal = rm(deleteDir, { recursive: true, force: true })
+    // Retried: a closed log's background leader-epoch write may still create and drop its temporary file.
+    const removal = rm(deleteDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 })
       .catch((e: Error) =>
         this.logger.warn(`Could not remove ${deleteDir} (removed at the next start): ${e.message}`),
       )

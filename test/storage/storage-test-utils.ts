@@ -20,7 +20,9 @@ export function tempPartitionDir(prefix = "tributary-storage"): {
   return {
     dir,
     root,
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // A log's leader-epoch writes may still be finishing in the background (their temporary file comes
+    // and goes): the removal retries rather than failing on a directory that was not empty for a moment.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 }),
   };
 }
 
