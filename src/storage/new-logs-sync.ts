@@ -13,6 +13,7 @@
 
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { mapConcurrent } from "../common/map-concurrent.js";
 import type { TopicPartition } from "../common/topic-partition.js";
 import { PARTITION_METADATA_FILENAME } from "./checkpoint/partition-metadata-file.js";
 
@@ -50,18 +51,11 @@ async function fsyncPath(path: string, isDir: boolean): Promise<void> {
 /** Runs `fn` over `items`, FSYNCS_IN_FLIGHT at a time; collects each item's error. */
 async function eachBounded<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<Map<T, Error>> {
   const errors = new Map<T, Error>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++];
-      try {
-        await fn(item);
-      } catch (e) {
-        errors.set(item, e as Error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(FSYNCS_IN_FLIGHT, items.length) }, worker));
+  await mapConcurrent(items, FSYNCS_IN_FLIGHT, (item) =>
+    fn(item).catch((e: Error) => {
+      errors.set(item, e);
+    }),
+  );
   return errors;
 }
 

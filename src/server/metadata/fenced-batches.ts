@@ -10,7 +10,7 @@
 // ControllerMovedError, or any error that is not a MetadataStoreError, ends the whole write.
 
 import { EventLoopSlices } from "../../common/event-loop-slices.js";
-import { mapConcurrent } from "./map-concurrent.js";
+import { mapConcurrent } from "../../common/map-concurrent.js";
 import { MetadataStoreError, type Op, type OpResult } from "./metadata-store.js";
 
 /** Partitions per multi. */

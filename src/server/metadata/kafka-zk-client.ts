@@ -12,10 +12,10 @@
 // own (registration-session-file.ts), instead of exiting as Kafka does; another session's is refused.
 
 import { Logger } from "../../common/logger.js";
+import { mapConcurrent } from "../../common/map-concurrent.js";
 import type { Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
 import { writeFencedBatches } from "./fenced-batches.js";
-import { mapConcurrent } from "./map-concurrent.js";
 import { ensurePath, type MetadataStore, MetadataStoreError, type Op, type Stat } from "./metadata-store.js";
 import { sessionIdHex } from "./registration-session-file.js";
 import {

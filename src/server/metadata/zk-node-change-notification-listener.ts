@@ -12,9 +12,9 @@
 // loads its whole state right after, which already reflects every notification written before the listing.
 
 import type { Logger } from "../../common/logger.js";
+import { mapConcurrent } from "../../common/map-concurrent.js";
 import type { ScheduledTask, Scheduler } from "../../common/scheduler.js";
 import type { Time } from "../../common/time.js";
-import { mapConcurrent } from "./map-concurrent.js";
 import { type MetadataStore, MetadataStoreError } from "./metadata-store.js";
 
 /** Kafka's changeExpirationMs for notifications (15 minutes). */

@@ -38,9 +38,9 @@ import {
   WILDCARD_RESOURCE,
 } from "../../../common/acl-binding.js";
 import { Logger, logLevelEnabled } from "../../../common/logger.js";
+import { mapConcurrent } from "../../../common/map-concurrent.js";
 import type { Scheduler } from "../../../common/scheduler.js";
 import type { Time } from "../../../common/time.js";
-import { mapConcurrent } from "../../metadata/map-concurrent.js";
 import {
   ensurePath,
   type MetadataStore,

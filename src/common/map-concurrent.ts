@@ -1,5 +1,6 @@
 // mapConcurrent: a bounded number of promises in flight over a list, results in input order (the
-// controller's pipelined ZooKeeper requests, the ACL and change-notification readers).
+// controller's pipelined ZooKeeper requests, the ACL and change-notification readers, a batch of new logs'
+// fsyncs).
 
 /** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
 export async function mapConcurrent<T, R>(
