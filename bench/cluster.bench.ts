@@ -79,24 +79,32 @@ checkArguments("cluster.bench", [
   "repeat",
 ]);
 
-function arg(name: string, dflt: number): number {
+/** `--name N`: an integer >= `min`, or one line naming the option, the value and what was expected. */
+function arg(name: string, dflt: number, min = 0): number {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  if (i < 0) return dflt;
+  const raw = process.argv[i + 1];
+  const v = Number(raw);
+  if (raw === undefined || !Number.isInteger(v) || v < min) {
+    console.error(`cluster.bench: --${name} needs an integer >= ${min}, got ${JSON.stringify(raw ?? "")}`);
+    process.exit(2);
+  }
+  return v;
 }
 
-const BROKERS = arg("brokers", 3);
-const FO_TOPICS = arg("failover-topics", 10);
-const FO_PARTITIONS = arg("failover-partitions", 100);
+const BROKERS = arg("brokers", 3, 1);
+const FO_TOPICS = arg("failover-topics", 10, 1);
+const FO_PARTITIONS = arg("failover-partitions", 100, 1);
 const FO_RF = Math.min(3, BROKERS);
 /** Times each selected run is done (issue 34: medians of 3). */
-const REPEAT = arg("repeat", 1);
-const CT_TOPICS = arg("topics", 100);
-const CT_PARTITIONS = arg("partitions", 100);
-const CT_RF = Math.min(arg("rf", 2), BROKERS);
-const SESSION_TIMEOUT_MS = arg("session-timeout", 6000);
-const CREATE_BUDGET_MS = arg("create-budget", 240) * 1000;
+const REPEAT = arg("repeat", 1, 1);
+const CT_TOPICS = arg("topics", 100, 1);
+const CT_PARTITIONS = arg("partitions", 100, 1);
+const CT_RF = Math.min(arg("rf", 2, 1), BROKERS);
+const SESSION_TIMEOUT_MS = arg("session-timeout", 6000, 1);
+const CREATE_BUDGET_MS = arg("create-budget", 240, 1) * 1000;
 const POLL_GAP_MS = arg("poll-gap", 10);
-const CREATE_BATCH = arg("batch", 1);
+const CREATE_BATCH = arg("batch", 1, 1);
 /** Which runs to do (1: SIGTERM, 2: SIGKILL, 3: controller failover and 4: its restart). */
 const ONLY = new Set(
   (process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : "1,2,3")
